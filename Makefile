@@ -1,0 +1,93 @@
+# gdrcopy: top-level build. Non-recursive: each part adds its own targets in its own .mk file.
+#   make                 the library (and tools, and the kernel module where headers exist)
+#   make check           tiers 1 (unit) and 2 (VM); installs the Debian packages they need
+#   make check-gpu       tier 3, on a machine with an NVIDIA GPU
+# Variables: BUILD= (output dir), CUDA= (toolkit, default /usr/local/cuda), V=1 (show commands),
+# WERROR=0 (warnings are not errors), SANITIZE=1 (ASan + UBSan), CC=, CROSS_COMPILE=.
+
+VERSION_MAJOR := $(shell awk '/^\#define GDR_API_MAJOR_VERSION/ {print $$3}' include/gdrapi.h)
+VERSION_MINOR := $(shell awk '/^\#define GDR_API_MINOR_VERSION/ {print $$3}' include/gdrapi.h)
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR)
+
+BUILD ?= build
+OBJ := $(BUILD)/obj
+CUDA ?= /usr/local/cuda
+WERROR ?= 1
+SANITIZE ?= 0
+CROSS_COMPILE ?=
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc
+endif
+AR := $(CROSS_COMPILE)ar
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# The architecture the compiler targets picks src/arch/<dir>/.
+TARGET_MACHINE := $(shell $(CC) -dumpmachine)
+ifneq ($(filter x86_64-%,$(TARGET_MACHINE)),)
+ARCH_DIR := x86
+else ifneq ($(filter aarch64-%,$(TARGET_MACHINE)),)
+ARCH_DIR := arm64
+else ifneq ($(filter powerpc64le-%,$(TARGET_MACHINE)),)
+ARCH_DIR := ppc64le
+else
+ARCH_DIR := generic
+endif
+
+CFLAGS ?= -O2 -g
+WARN_CFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
+ifeq ($(SANITIZE),1)
+SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+SAN_CFLAGS :=
+endif
+BASE_CFLAGS := -std=gnu11 -fPIC -pthread -D_GNU_SOURCE -Iinclude -Isrc -Ikernel/include/uapi \
+	-I$(CUDA)/include $(WARN_CFLAGS) $(SAN_CFLAGS) -MMD -MP
+ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS ?=
+ALL_LDFLAGS = -pthread $(SAN_CFLAGS) $(LDFLAGS)
+
+.PHONY: all check check-gpu deps clean run check-build check-build-sanitize
+all:
+check-build:
+check-build-sanitize:
+
+# Debian packages: BUILD_DEBS to build, CHECK_DEBS to run tiers 1 and 2. The .mk files add theirs.
+BUILD_DEBS :=
+CHECK_DEBS :=
+# Test programs for the runner, in run order; the .mk files add theirs. SANITIZE_TESTS are
+# named as in the plain build and run from the ASan + UBSan build.
+CHECK_TESTS :=
+SANITIZE_TESTS :=
+
+include src/lib.mk
+-include $(sort $(wildcard src/backends/*.mk))
+-include $(sort $(wildcard tools/*.mk))
+-include $(sort $(wildcard tests/*/*.mk))
+-include $(sort $(wildcard kernel/*.mk))
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ISA_CFLAGS) -c -o $@ $<
+
+deps:
+	$(Q)tests/install-deps.sh $(sort $(BUILD_DEBS) $(CHECK_DEBS))
+
+# Tier 1 twice (plain, then ASan + UBSan), then tier 2, under one runner and one summary line.
+check: deps
+	$(Q)$(MAKE) --no-print-directory all check-build
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/sanitize SANITIZE=1 check-build-sanitize
+	$(Q)tests/run-tests.sh $(CHECK_TESTS) $(subst $(BUILD)/,$(BUILD)/sanitize/,$(SANITIZE_TESTS))
+
+run: all
+	$(Q)$(BUILD)/bin/gdrcopy_info
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

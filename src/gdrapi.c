@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Public entry points: check the arguments, find the handle, take g->lock, call the backend.
+ * Every function returns 0 or a positive errno and leaves state unchanged when it fails.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "copy.h"
+#include "gdr.h"
+#include "handle.h"
+#include "log.h"
+
+#define GDR_PUBLIC __attribute__((visibility("default")))
+
+/* GDRCopy <= 2.3's struct gdr_info: the v2 layout without mapping_type. */
+typedef struct gdr_info_v1 {
+	uint64_t va;
+	uint64_t mapped_size;
+	uint32_t page_size;
+	uint64_t tm_cycles;
+	uint32_t cycles_per_ms;
+	unsigned mapped:1;
+	unsigned wc_mapping:1;
+} gdr_info_v1_t;
+
+GDR_PUBLIC gdr_t gdr_open(void)
+{
+	struct gdr *g = calloc(1, sizeof(*g));
+	long page;
+
+	if (!g) {
+		gdr_err("gdr_open: out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&g->lock, NULL);
+	TAILQ_INIT(&g->memhs);
+	page = sysconf(_SC_PAGESIZE);
+	g->host_page_size = page > 0 ? (size_t)page : 4096;
+	gdr_copy_init();
+	if (gdr_backend_select(g)) {
+		pthread_mutex_destroy(&g->lock);
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* Undo a mapping; on failure the buffer stays mapped. Caller holds g->lock. */
+static int memh_unmap(struct gdr *g, struct gdr_memh *mh)
+{
+	gdr_mapping_type_t type = mh->mapping_type;
+	int ret;
+
+	/* Copies stop seeing the mapping before it goes away. */
+	mh->mapping_type = GDR_MAPPING_TYPE_NONE;
+	gdr_handle_publish_mapping(mh);
+	ret = g->ops.unmap(g, mh);
+	if (ret) {
+		mh->mapping_type = type;
+		gdr_handle_publish_mapping(mh);
+		return ret;
+	}
+	mh->map_va = NULL;
+	mh->map_size = 0;
+	return 0;
+}
+
+/* Unmap if mapped, then unpin and free mh. On failure mh stays pinned. Caller holds g->lock. */
+static int memh_release(struct gdr *g, struct gdr_memh *mh)
+{
+	int ret;
+
+	if (mh->mapping_type != GDR_MAPPING_TYPE_NONE) {
+		ret = memh_unmap(g, mh);
+		if (ret)
+			return ret;
+	}
+	ret = g->ops.unpin(g, mh);
+	if (ret)
+		return ret;
+	TAILQ_REMOVE(&g->memhs, mh, link);
+	gdr_handle_unregister(mh);
+	free(mh);
+	return 0;
+}
+
+GDR_PUBLIC int gdr_close(gdr_t g)
+{
+	struct gdr_memh *mh, *next;
+	int first_err = 0;
+
+	if (!g)
+		return EINVAL;
+	pthread_mutex_lock(&g->lock);
+	for (mh = TAILQ_FIRST(&g->memhs); mh; mh = next) {
+		int ret;
+
+		next = TAILQ_NEXT(mh, link);
+		ret = memh_release(g, mh);
+		if (ret) {
+			gdr_err("gdr_close: releasing the pin of 0x%lx failed (%s); its handle is "
+				"retired anyway", mh->addr, strerror(ret));
+			if (!first_err)
+				first_err = ret;
+			TAILQ_REMOVE(&g->memhs, mh, link);
+			gdr_handle_unregister(mh);
+			free(mh);
+		}
+	}
+	g->ops.close(g);
+	pthread_mutex_unlock(&g->lock);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+	return first_err;
+}
+
+static int pin(gdr_t g, const struct gdr_pin_request *req, gdr_mh_t *handle)
+{
+	struct gdr_memh *mh;
+	unsigned long end;
+	int ret;
+
+	if (!g || !handle)
+		return EINVAL;
+	if (!req->addr || !req->size || __builtin_add_overflow(req->addr, req->size, &end)) {
+		gdr_dbg("gdr_pin_buffer: bad range addr=0x%lx size=%zu", req->addr, req->size);
+		return EINVAL;
+	}
+	if (req->flags & ~(uint32_t)GDR_PIN_FLAG_FORCE_PCIE) {
+		gdr_err("gdr_pin_buffer_v2: unknown flag bits 0x%x", req->flags);
+		return EINVAL;
+	}
+	mh = calloc(1, sizeof(*mh));
+	if (!mh)
+		return ENOMEM;
+	mh->g = g;
+	mh->addr = req->addr;
+	mh->size = req->size;
+
+	pthread_mutex_lock(&g->lock);
+	ret = gdr_handle_register(mh);
+	if (ret)
+		goto err_free;
+	ret = g->ops.pin(g, mh, req);
+	if (ret)
+		goto err_unregister;
+	TAILQ_INSERT_HEAD(&g->memhs, mh, link);
+	handle->h = mh->handle;
+	pthread_mutex_unlock(&g->lock);
+	return 0;
+
+err_unregister:
+	gdr_handle_unregister(mh);
+err_free:
+	pthread_mutex_unlock(&g->lock);
+	free(mh);
+	return ret;
+}
+
+GDR_PUBLIC int gdr_pin_buffer(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token,
+			      uint32_t va_space, gdr_mh_t *handle)
+{
+	struct gdr_pin_request req = {
+		.addr = addr, .size = size, .p2p_token = p2p_token, .va_space = va_space,
+		.legacy = true,
+	};
+
+	return pin(g, &req, handle);
+}
+
+GDR_PUBLIC int gdr_pin_buffer_v2(gdr_t g, unsigned long addr, size_t size, uint32_t flags,
+				 gdr_mh_t *handle)
+{
+	struct gdr_pin_request req = { .addr = addr, .size = size, .flags = flags };
+
+	return pin(g, &req, handle);
+}
+
+/* Lock g and find handle in it; on success the caller must unlock g. */
+static struct gdr_memh *lock_memh(gdr_t g, gdr_mh_t handle)
+{
+	struct gdr_memh *mh;
+
+	if (!g)
+		return NULL;
+	pthread_mutex_lock(&g->lock);
+	mh = gdr_handle_lookup(g, handle.h);
+	if (!mh)
+		pthread_mutex_unlock(&g->lock);
+	return mh;
+}
+
+GDR_PUBLIC int gdr_unpin_buffer(gdr_t g, gdr_mh_t handle)
+{
+	struct gdr_memh *mh = lock_memh(g, handle);
+	int ret;
+
+	if (!mh)
+		return EINVAL;
+	ret = memh_release(g, mh);
+	pthread_mutex_unlock(&g->lock);
+	return ret;
+}
+
+GDR_PUBLIC int gdr_get_callback_flag(gdr_t g, gdr_mh_t handle, int *flag)
+{
+	struct gdr_memh *mh;
+	int ret;
+
+	if (!flag)
+		return EINVAL;
+	mh = lock_memh(g, handle);
+	if (!mh)
+		return EINVAL;
+	ret = g->ops.get_callback_flag(g, mh, flag);
+	pthread_mutex_unlock(&g->lock);
+	return ret;
+}
+
+GDR_PUBLIC int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_v2_t *info)
+{
+	struct gdr_memh *mh;
+	gdr_info_v2_t tmp;
+	int ret;
+
+	if (!info)
+		return EINVAL;
+	mh = lock_memh(g, handle);
+	if (!mh)
+		return EINVAL;
+	memset(&tmp, 0, sizeof(tmp));
+	ret = g->ops.get_info(g, mh, &tmp);
+	pthread_mutex_unlock(&g->lock);
+	if (!ret)
+		*info = tmp;
+	return ret;
+}
+
+/* Exported for binaries built against GDRCopy <= 2.3 and for dlopen users (NCCL, NVSHMEM). */
+#undef gdr_get_info
+GDR_PUBLIC int gdr_get_info(gdr_t g, gdr_mh_t handle, gdr_info_v1_t *info);
+GDR_PUBLIC int gdr_get_info(gdr_t g, gdr_mh_t handle, gdr_info_v1_t *info)
+{
+	gdr_info_v2_t v2;
+	int ret;
+
+	if (!info)
+		return EINVAL;
+	ret = gdr_get_info_v2(g, handle, &v2);
+	if (ret)
+		return ret;
+	memset(info, 0, sizeof(*info));
+	info->va = v2.va;
+	info->mapped_size = v2.mapped_size;
+	info->page_size = v2.page_size;
+	info->tm_cycles = v2.tm_cycles;
+	info->cycles_per_ms = v2.cycles_per_ms;
+	info->mapped = v2.mapped;
+	info->wc_mapping = v2.wc_mapping;
+	return 0;
+}
+
+GDR_PUBLIC int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int flags)
+{
+	struct gdr_memh *mh;
+	gdr_mapping_type_t type = GDR_MAPPING_TYPE_NONE;
+	void *p = NULL;
+	int ret;
+
+	if (!va || !size)
+		return EINVAL;
+	if (flags < GDR_MAP_FLAG_DEFAULT || flags > GDR_MAP_FLAG_REQ_DEVICE_MAPPING) {
+		gdr_err("gdr_map_v2: unknown flags %d", flags);
+		return EINVAL;
+	}
+	mh = lock_memh(g, handle);
+	if (!mh)
+		return EINVAL;
+	if (mh->mapping_type != GDR_MAPPING_TYPE_NONE) {
+		ret = EAGAIN;
+		goto out_unlock;
+	}
+	if (size > mh->mapped_size) {
+		gdr_err("gdr_map: size %zu exceeds the pinned range of %llu bytes", size,
+			(unsigned long long)mh->mapped_size);
+		ret = EINVAL;
+		goto out_unlock;
+	}
+	ret = g->ops.map(g, mh, size, flags, &p, &type);
+	if (ret)
+		goto out_unlock;
+	mh->map_va = p;
+	mh->map_size = size;
+	mh->mapping_type = type;
+	gdr_handle_publish_mapping(mh);
+	*va = p;
+out_unlock:
+	pthread_mutex_unlock(&g->lock);
+	return ret;
+}
+
+GDR_PUBLIC int gdr_map(gdr_t g, gdr_mh_t handle, void **va, size_t size)
+{
+	return gdr_map_v2(g, handle, va, size, GDR_MAP_FLAG_DEFAULT);
+}
+
+GDR_PUBLIC int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size)
+{
+	struct gdr_memh *mh = lock_memh(g, handle);
+	int ret;
+
+	if (!mh)
+		return EINVAL;
+	if (mh->mapping_type == GDR_MAPPING_TYPE_NONE) {
+		ret = EINVAL;
+		goto out_unlock;
+	}
+	/*
+	 * GDRCopy munmaps whatever va it is given; DPDK passes the device pointer here. Unmapping
+	 * the mapping the handle owns serves such callers and can never unmap foreign memory.
+	 */
+	if (va != mh->map_va || size != mh->map_size)
+		gdr_warn("gdr_unmap: called with %p/%zu, the mapping is %p/%zu; unmapping the mapping",
+			 va, size, mh->map_va, mh->map_size);
+	ret = memh_unmap(g, mh);
+out_unlock:
+	pthread_mutex_unlock(&g->lock);
+	return ret;
+}
+
+GDR_PUBLIC int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
+				   size_t size)
+{
+	int mixed = 0;
+	gdr_mapping_type_t type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
+
+	if (type == GDR_MAPPING_TYPE_NONE || (size && !h_ptr))
+		return EINVAL;
+	if (size)
+		gdr_copy_to_mapping_type(type, mixed, map_d_ptr, h_ptr, size);
+	return 0;
+}
+
+GDR_PUBLIC int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
+				     size_t size)
+{
+	int mixed = 0;
+	gdr_mapping_type_t type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
+
+	if (type == GDR_MAPPING_TYPE_NONE || (size && !h_ptr))
+		return EINVAL;
+	if (size)
+		gdr_copy_from_mapping_type(type, mixed, h_ptr, map_d_ptr, size);
+	return 0;
+}
+
+GDR_PUBLIC void gdr_runtime_get_version(int *major, int *minor)
+{
+	if (major)
+		*major = GDR_API_MAJOR_VERSION;
+	if (minor)
+		*minor = GDR_API_MINOR_VERSION;
+}
+
+GDR_PUBLIC int gdr_driver_get_version(gdr_t g, int *major, int *minor)
+{
+	int maj, min, ret;
+
+	if (!g || !major || !minor)
+		return EINVAL;
+	pthread_mutex_lock(&g->lock);
+	ret = g->ops.driver_get_version(g, &maj, &min);
+	pthread_mutex_unlock(&g->lock);
+	if (!ret) {
+		*major = maj;
+		*minor = min;
+	}
+	return ret;
+}
+
+GDR_PUBLIC int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v)
+{
+	int value = 0, ret = 0;
+
+	if (!g || !v)
+		return EINVAL;
+	pthread_mutex_lock(&g->lock);
+	switch ((int)attr) {
+	case GDR_ATTR_USE_PERSISTENT_MAPPING:
+	case GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE:
+	case GDR_ATTR_USING_DMA_BUF_MMAP:
+		ret = g->ops.get_attribute(g, attr, &value);
+		break;
+	case GDR_ATTR_EXT_BACKEND:
+		value = g->ops.id;
+		break;
+	case GDR_ATTR_EXT_COPY_TO_IMPL:
+		value = gdr_copy_impl_for(1, 4096);
+		break;
+	case GDR_ATTR_EXT_COPY_FROM_IMPL:
+		value = gdr_copy_impl_for(0, 4096);
+		break;
+	default:
+		ret = EINVAL;
+	}
+	pthread_mutex_unlock(&g->lock);
+	*v = ret ? 0 : value;
+	return ret;
+}
+
+GDR_PUBLIC int gdr_get_mapping_type_string(gdr_mapping_type_t type, const char **pstr)
+{
+	static const char *const names[] = {
+		[GDR_MAPPING_TYPE_NONE] = "None",
+		[GDR_MAPPING_TYPE_WC] = "Write Combining",
+		[GDR_MAPPING_TYPE_CACHING] = "Caching",
+		[GDR_MAPPING_TYPE_DEVICE] = "Device",
+	};
+
+	if (!pstr || (int)type < 0 || type >= GDR_MAPPING_TYPE_MAX)
+		return EINVAL;
+	*pstr = names[type];
+	return 0;
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "handle.h"
+
+/*
+ * h = generation << 32 | (slot index + 1). Chunks of slots are allocated on demand and never
+ * freed, so a lookup of any value touches only memory that stays valid.
+ */
+#define SLOTS_PER_CHUNK 1024u
+#define MAX_CHUNKS 1024u
+#define MAX_SLOTS (SLOTS_PER_CHUNK * MAX_CHUNKS)
+
+_Static_assert(sizeof(unsigned long) == 8, "gdr_mh_t.h must hold 64 bits");
+
+struct handle_slot {
+	_Atomic unsigned long tag;		/* the live handle value; 0 when free */
+	_Atomic(struct gdr *) owner;
+	_Atomic(struct gdr_memh *) mh;
+	_Atomic uintptr_t map_base;
+	_Atomic size_t map_size;
+	_Atomic int map_type;			/* GDR_MAPPING_TYPE_NONE when unmapped */
+	uint32_t generation;			/* under table_lock */
+	uint32_t next_free;			/* index + 1 of the next free slot; under table_lock */
+};
+
+/*
+ * Protects next_unused, free_head, the slots' generation and next_free, chunk allocation and
+ * mapped_count. Nests inside gdr->lock; nothing is taken inside it.
+ */
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(struct handle_slot *) chunks[MAX_CHUNKS];
+static uint32_t next_unused;
+static uint32_t free_head;
+static unsigned long mapped_count[GDR_MAPPING_TYPE_MAX];
+static _Atomic int mixed_mappings;
+
+static struct handle_slot *slot_at(uint32_t index)
+{
+	struct handle_slot *chunk;
+
+	if (index >= MAX_SLOTS)
+		return NULL;
+	chunk = atomic_load_explicit(&chunks[index / SLOTS_PER_CHUNK], memory_order_acquire);
+	return chunk ? &chunk[index % SLOTS_PER_CHUNK] : NULL;
+}
+
+static struct handle_slot *slot_of(unsigned long h)
+{
+	uint32_t low = (uint32_t)h;
+
+	return low ? slot_at(low - 1) : NULL;
+}
+
+static int slot_alloc(uint32_t *index)
+{
+	struct handle_slot *chunk;
+
+	if (free_head) {
+		*index = free_head - 1;
+		free_head = slot_at(*index)->next_free;
+		return 0;
+	}
+	if (next_unused == MAX_SLOTS)
+		return ENOMEM;
+	if (next_unused % SLOTS_PER_CHUNK == 0) {
+		chunk = calloc(SLOTS_PER_CHUNK, sizeof(*chunk));
+		if (!chunk)
+			return ENOMEM;
+		atomic_store_explicit(&chunks[next_unused / SLOTS_PER_CHUNK], chunk,
+				      memory_order_release);
+	}
+	*index = next_unused++;
+	return 0;
+}
+
+int gdr_handle_register(struct gdr_memh *mh)
+{
+	struct handle_slot *s;
+	uint32_t index;
+	int ret;
+
+	pthread_mutex_lock(&table_lock);
+	ret = slot_alloc(&index);
+	if (ret)
+		goto out_unlock;
+	s = slot_at(index);
+	if (++s->generation == 0)
+		s->generation = 1;
+	mh->handle = (unsigned long)s->generation << 32 | (index + 1);
+	atomic_store_explicit(&s->owner, mh->g, memory_order_relaxed);
+	atomic_store_explicit(&s->mh, mh, memory_order_relaxed);
+	atomic_store_explicit(&s->map_type, GDR_MAPPING_TYPE_NONE, memory_order_relaxed);
+	atomic_store_explicit(&s->tag, mh->handle, memory_order_release);
+out_unlock:
+	pthread_mutex_unlock(&table_lock);
+	return ret;
+}
+
+static void count_mapping(gdr_mapping_type_t type, int delta)
+{
+	int types_in_use = 0;
+
+	if (type == GDR_MAPPING_TYPE_NONE)
+		return;
+	mapped_count[type] += delta;
+	for (int t = GDR_MAPPING_TYPE_NONE + 1; t < GDR_MAPPING_TYPE_MAX; t++)
+		types_in_use += mapped_count[t] != 0;
+	atomic_store_explicit(&mixed_mappings, types_in_use > 1, memory_order_relaxed);
+}
+
+void gdr_handle_publish_mapping(struct gdr_memh *mh)
+{
+	struct handle_slot *s = slot_of(mh->handle);
+	gdr_mapping_type_t old;
+
+	pthread_mutex_lock(&table_lock);
+	old = atomic_load_explicit(&s->map_type, memory_order_relaxed);
+	count_mapping(old, -1);
+	count_mapping(mh->mapping_type, +1);
+	if (mh->mapping_type == GDR_MAPPING_TYPE_NONE) {
+		atomic_store_explicit(&s->map_type, GDR_MAPPING_TYPE_NONE, memory_order_release);
+		atomic_store_explicit(&s->map_size, 0, memory_order_relaxed);
+		atomic_store_explicit(&s->map_base, 0, memory_order_relaxed);
+	} else {
+		atomic_store_explicit(&s->map_base, (uintptr_t)mh->map_va, memory_order_relaxed);
+		atomic_store_explicit(&s->map_size, mh->map_size, memory_order_relaxed);
+		atomic_store_explicit(&s->map_type, mh->mapping_type, memory_order_release);
+	}
+	pthread_mutex_unlock(&table_lock);
+}
+
+void gdr_handle_unregister(struct gdr_memh *mh)
+{
+	struct handle_slot *s = slot_of(mh->handle);
+	uint32_t index = (uint32_t)mh->handle - 1;
+
+	pthread_mutex_lock(&table_lock);
+	count_mapping(atomic_load_explicit(&s->map_type, memory_order_relaxed), -1);
+	atomic_store_explicit(&s->tag, 0, memory_order_release);
+	atomic_store_explicit(&s->map_type, GDR_MAPPING_TYPE_NONE, memory_order_relaxed);
+	atomic_store_explicit(&s->mh, NULL, memory_order_relaxed);
+	atomic_store_explicit(&s->owner, NULL, memory_order_relaxed);
+	s->next_free = free_head;
+	free_head = index + 1;
+	pthread_mutex_unlock(&table_lock);
+	mh->handle = 0;
+}
+
+struct gdr_memh *gdr_handle_lookup(struct gdr *g, unsigned long h)
+{
+	struct handle_slot *s = slot_of(h);
+	struct gdr_memh *mh;
+
+	if (!s || atomic_load_explicit(&s->tag, memory_order_acquire) != h)
+		return NULL;
+	/*
+	 * A slot owned by g changes only under g->lock, which the caller holds; one owned by
+	 * another gdr_t may be retired meanwhile, which the owner test catches.
+	 */
+	if (atomic_load_explicit(&s->owner, memory_order_acquire) != g)
+		return NULL;
+	mh = atomic_load_explicit(&s->mh, memory_order_acquire);
+	if (atomic_load_explicit(&s->tag, memory_order_acquire) != h)
+		return NULL;
+	return mh;
+}
+
+gdr_mapping_type_t gdr_handle_mapping(unsigned long h, const void *ptr, size_t size, int *mixed)
+{
+	struct handle_slot *s = slot_of(h);
+	uintptr_t base, p = (uintptr_t)ptr;
+	size_t len;
+	int type;
+
+	if (!s || atomic_load_explicit(&s->tag, memory_order_acquire) != h)
+		return GDR_MAPPING_TYPE_NONE;
+	type = atomic_load_explicit(&s->map_type, memory_order_acquire);
+	base = atomic_load_explicit(&s->map_base, memory_order_relaxed);
+	len = atomic_load_explicit(&s->map_size, memory_order_relaxed);
+	/* Seqlock-style re-check: the slot was not retired while we read it. */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&s->tag, memory_order_relaxed) != h)
+		return GDR_MAPPING_TYPE_NONE;
+	if (p < base || size > len || p - base > len - size)
+		return GDR_MAPPING_TYPE_NONE;
+	*mixed = atomic_load_explicit(&mixed_mappings, memory_order_relaxed);
+	return (gdr_mapping_type_t)type;
+}

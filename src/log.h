@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* Logging, as GDRCopy: off unless GDRCOPY_ENABLE_LOGGING is set; GDRCOPY_LOG_LEVEL is the threshold. */
+#ifndef GDR_LOG_H
+#define GDR_LOG_H
+
+enum gdr_log_level {
+	GDR_LOG_DEBUG = 1,
+	GDR_LOG_INFO = 2,
+	GDR_LOG_WARN = 3,
+	GDR_LOG_ERROR = 4,
+};
+
+void gdr_log(enum gdr_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int gdr_log_enabled(enum gdr_log_level level);
+
+#define gdr_dbg(...)  gdr_log(GDR_LOG_DEBUG, __VA_ARGS__)
+#define gdr_info(...) gdr_log(GDR_LOG_INFO, __VA_ARGS__)
+#define gdr_warn(...) gdr_log(GDR_LOG_WARN, __VA_ARGS__)
+#define gdr_err(...)  gdr_log(GDR_LOG_ERROR, __VA_ARGS__)
+
+#endif
