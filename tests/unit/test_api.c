@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every public function with good and bad arguments, on the test backend: exact errno, and state
+ * unchanged after a failure.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fake_gpu.h"
+#include "gdrapi.h"
+
+#define MB (1024ul * 1024)
+
+static gdr_t open_test_backend(void)
+{
+	setenv("GDRCOPY_BACKEND", "test", 1);
+	return gdr_open();
+}
+
+static void test_versions(gdr_t g)
+{
+	int major = -1, minor = -1;
+
+	gdr_runtime_get_version(&major, &minor);
+	CHECK(major == 2 && minor == 6);
+	gdr_runtime_get_version(NULL, NULL);
+
+	CHECK_RET(gdr_driver_get_version(NULL, &major, &minor), EINVAL);
+	CHECK_RET(gdr_driver_get_version(g, NULL, &minor), EINVAL);
+	CHECK_RET(gdr_driver_get_version(g, &major, NULL), EINVAL);
+	major = minor = -1;
+	CHECK_RET(gdr_driver_get_version(g, &major, &minor), 0);
+	/* NCCL enables itself only with a driver >= 2.1. */
+	CHECK(major == 2 && minor >= 1);
+}
+
+static void test_mapping_type_strings(void)
+{
+	const char *s = NULL;
+
+	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_NONE, &s), 0);
+	CHECK(s && !strcmp(s, "None"));
+	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_WC, &s), 0);
+	CHECK(s && !strcmp(s, "Write Combining"));
+	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_CACHING, &s), 0);
+	CHECK(s && !strcmp(s, "Caching"));
+	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_DEVICE, &s), 0);
+	CHECK(s && !strcmp(s, "Device"));
+	s = "unchanged";
+	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_MAX, &s), EINVAL);
+	CHECK_RET(gdr_get_mapping_type_string((gdr_mapping_type_t)-1, &s), EINVAL);
+	CHECK(!strcmp(s, "unchanged"));
+	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_WC, NULL), EINVAL);
+}
+
+static void test_attributes(gdr_t g)
+{
+	int v = 42;
+
+	CHECK_RET(gdr_get_attribute(NULL, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), EINVAL);
+	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, NULL), EINVAL);
+	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), 0);
+	CHECK(v == 1);
+	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &v), 0);
+	CHECK(v == 0);
+	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v), 0);
+	CHECK(v == 0);
+	v = 42;
+	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)0, &v), EINVAL);
+	CHECK(v == 0);
+	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_MAX, &v), EINVAL);
+	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)-1, &v), EINVAL);
+	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_BACKEND, &v), 0);
+	CHECK(v == 100);
+	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_TO_IMPL, &v), 0);
+	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_FROM_IMPL, &v), 0);
+}
+
+static void test_pin_arguments(gdr_t g, void *gpu)
+{
+	gdr_mh_t mh = { 0x5a5a };
+	unsigned long a = (unsigned long)gpu;
+
+	CHECK_RET(gdr_pin_buffer(NULL, a, 4096, 0, 0, &mh), EINVAL);
+	CHECK_RET(gdr_pin_buffer(g, a, 4096, 0, 0, NULL), EINVAL);
+	CHECK_RET(gdr_pin_buffer(g, a, 0, 0, 0, &mh), EINVAL);
+	CHECK_RET(gdr_pin_buffer(g, 0, 4096, 0, 0, &mh), EINVAL);
+	CHECK_RET(gdr_pin_buffer(g, ~0ul - 100, 4096, 0, 0, &mh), EINVAL);
+	CHECK_RET(gdr_pin_buffer(g, a, SIZE_MAX, 0, 0, &mh), EINVAL);
+	CHECK_RET(gdr_pin_buffer_v2(NULL, a, 4096, 0, &mh), EINVAL);
+	CHECK_RET(gdr_pin_buffer_v2(g, a, 4096, 0, NULL), EINVAL);
+	CHECK_RET(gdr_pin_buffer_v2(g, a, 0, 0, &mh), EINVAL);
+	/* Unknown flag bits are an error, not silently dropped (GDRCopy drops them). */
+	CHECK_RET(gdr_pin_buffer_v2(g, a, 4096, 2, &mh), EINVAL);
+	CHECK_RET(gdr_pin_buffer_v2(g, a, 4096, 0x80000000u, &mh), EINVAL);
+	/* The backend's refusal comes back as its errno. */
+	CHECK_RET(gdr_pin_buffer_v2(g, a, 4096, GDR_PIN_FLAG_FORCE_PCIE, &mh), EINVAL);
+	/* Memory that is not GPU memory. */
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)&mh, 8, 0, 0, &mh), EINVAL);
+	/* Nothing was written to the handle by any failure. */
+	CHECK(mh.h == 0x5a5a);
+	CHECK(fake_backend_pins == 0);
+}
+
+static void test_bad_handles(gdr_t g, void *gpu)
+{
+	gdr_mh_t mh, stale, forged[] = { { 0 }, { 1 }, { ~0ul }, { 0x100000001ul }, { 12345678 } };
+	gdr_info_t info;
+	void *va = NULL;
+	int flag;
+	char buf[8];
+
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 64 * 1024, 0, 0, &mh), 0);
+	CHECK(mh.h != 0);
+	stale = mh;
+	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+
+	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]) + 1; i++) {
+		gdr_mh_t h = i < sizeof(forged) / sizeof(forged[0]) ? forged[i] : stale;
+
+		CHECK_RET(gdr_unpin_buffer(g, h), EINVAL);
+		CHECK_RET(gdr_get_info(g, h, &info), EINVAL);
+		CHECK_RET(gdr_get_callback_flag(g, h, &flag), EINVAL);
+		CHECK_RET(gdr_map(g, h, &va, 4096), EINVAL);
+		CHECK_RET(gdr_unmap(g, h, va, 4096), EINVAL);
+		CHECK_RET(gdr_copy_to_mapping(h, buf, buf, sizeof(buf)), EINVAL);
+		CHECK_RET(gdr_copy_from_mapping(h, buf, buf, sizeof(buf)), EINVAL);
+	}
+	CHECK(va == NULL);
+
+	/* A handle from another gdr_t is foreign here. */
+	{
+		gdr_t g2 = gdr_open();
+		gdr_mh_t other;
+
+		CHECK(g2 != NULL);
+		if (g2) {
+			CHECK_RET(gdr_pin_buffer(g2, (unsigned long)gpu, 64 * 1024, 0, 0, &other), 0);
+			CHECK_RET(gdr_unpin_buffer(g, other), EINVAL);
+			CHECK_RET(gdr_get_info(g, other, &info), EINVAL);
+			CHECK_RET(gdr_map(g, other, &va, 4096), EINVAL);
+			CHECK_RET(gdr_get_info(g2, other, &info), 0);
+			CHECK_RET(gdr_close(g2), 0);
+			/* Closing g2 retired its handles. */
+			CHECK_RET(gdr_get_info(g, other, &info), EINVAL);
+		}
+	}
+	CHECK_RET(gdr_unpin_buffer(NULL, mh), EINVAL);
+	CHECK_RET(gdr_get_info(NULL, mh, &info), EINVAL);
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 7);
+}
+
+static void test_pin_map_copy(gdr_t g, uint8_t *gpu, size_t gpu_size)
+{
+	gdr_mh_t mh;
+	gdr_info_t info;
+	uint8_t *map = NULL, host[4096], back[4096];
+	void *va = NULL, *again = (void *)0x1;
+	int flag = -1;
+
+	CHECK_RET(gdr_pin_buffer_v2(g, (unsigned long)gpu, gpu_size, 0, &mh), 0);
+	CHECK_RET(gdr_get_info(g, mh, NULL), EINVAL);
+	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	CHECK(info.va == (uintptr_t)gpu);
+	CHECK(info.mapped_size == gpu_size);
+	CHECK(info.page_size == 65536);
+	CHECK(!info.mapped && info.mapping_type == GDR_MAPPING_TYPE_NONE);
+	CHECK_RET(gdr_get_callback_flag(g, mh, NULL), EINVAL);
+	CHECK_RET(gdr_get_callback_flag(g, mh, &flag), 0);
+	CHECK(flag == 0);
+
+	/* Map arguments. */
+	CHECK_RET(gdr_map(g, mh, NULL, gpu_size), EINVAL);
+	CHECK_RET(gdr_map(g, mh, &va, 0), EINVAL);
+	CHECK_RET(gdr_map(g, mh, &va, gpu_size + 1), EINVAL);
+	CHECK_RET(gdr_map_v2(g, mh, &va, gpu_size, 4), EINVAL);
+	CHECK_RET(gdr_map_v2(g, mh, &va, gpu_size, -1), EINVAL);
+	CHECK_RET(gdr_map_v2(g, mh, &va, gpu_size, GDR_MAP_FLAG_REQ_DEVICE_MAPPING), EOPNOTSUPP);
+	CHECK(va == NULL);
+	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	CHECK(!info.mapped);
+	/* Copies to an unmapped handle fail. */
+	CHECK_RET(gdr_copy_to_mapping(mh, gpu, host, 8), EINVAL);
+
+	CHECK_RET(gdr_map(g, mh, &va, gpu_size), 0);
+	map = va;
+	CHECK(map != NULL);
+	CHECK_RET(gdr_map(g, mh, &again, gpu_size), EAGAIN);
+	CHECK(again == (void *)0x1);
+	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	CHECK(info.mapped && info.wc_mapping && info.mapping_type == GDR_MAPPING_TYPE_WC);
+
+	/* Copies land in GPU memory and come back; size 0 is a no-op. */
+	fill(host, sizeof(host), 3);
+	CHECK_RET(gdr_copy_to_mapping(mh, map + 100, host, sizeof(host)), 0);
+	CHECK(!memcmp(gpu + 100, host, sizeof(host)));
+	memset(back, 0, sizeof(back));
+	CHECK_RET(gdr_copy_from_mapping(mh, back, map + 100, sizeof(back)), 0);
+	CHECK(!memcmp(back, host, sizeof(back)));
+	CHECK_RET(gdr_copy_to_mapping(mh, map, NULL, 0), 0);
+	CHECK_RET(gdr_copy_from_mapping(mh, NULL, map, 0), 0);
+	CHECK_RET(gdr_copy_to_mapping(mh, map, NULL, 8), EINVAL);
+	CHECK_RET(gdr_copy_from_mapping(mh, NULL, map, 8), EINVAL);
+	/* Ranges outside the mapping are refused before anything is touched. */
+	CHECK_RET(gdr_copy_to_mapping(mh, map + gpu_size - 4, host, 8), EINVAL);
+	CHECK_RET(gdr_copy_to_mapping(mh, map - 1, host, 8), EINVAL);
+	CHECK_RET(gdr_copy_from_mapping(mh, back, map + gpu_size, 1), EINVAL);
+	CHECK_RET(gdr_copy_to_mapping(mh, map, host, SIZE_MAX), EINVAL);
+	CHECK_RET(gdr_copy_to_mapping(mh, map + gpu_size - 8, host, 8), 0);
+	CHECK(!memcmp(gpu + gpu_size - 8, host, 8));
+
+	/* Unmap rules. */
+	CHECK_RET(gdr_unmap(NULL, mh, map, gpu_size), EINVAL);
+	CHECK_RET(gdr_unmap(g, mh, map, gpu_size), 0);
+	CHECK_RET(gdr_unmap(g, mh, map, gpu_size), EINVAL);
+	CHECK_RET(gdr_copy_to_mapping(mh, map, host, 8), EINVAL);
+	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	CHECK(!info.mapped && info.mapping_type == GDR_MAPPING_TYPE_NONE);
+
+	/* Remap works; an unmap given the device pointer (as DPDK does) unmaps the mapping. */
+	CHECK_RET(gdr_map_v2(g, mh, &va, gpu_size, GDR_MAP_FLAG_REQ_WC_MAPPING), 0);
+	CHECK_RET(gdr_unmap(g, mh, gpu, gpu_size), 0);
+	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	CHECK(!info.mapped);
+
+	/* Unpin of a mapped buffer unmaps it first. */
+	CHECK_RET(gdr_map(g, mh, &va, gpu_size), 0);
+	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+	CHECK_RET(gdr_get_info(g, mh, &info), EINVAL);
+	CHECK(fake_backend_pins == 0);
+}
+
+static void test_unaligned_pin(gdr_t g, uint8_t *gpu)
+{
+	gdr_mh_t mh;
+	gdr_info_t info;
+	void *va = NULL;
+
+	/* GDRCopy's basic_unaligned_mapping: pin succeeds, map fails, info.va is aligned down. */
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu + 16, 64, 0, 0, &mh), 0);
+	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	CHECK(info.va == (uintptr_t)gpu);
+	CHECK(info.mapped_size == 65536);
+	CHECK_RET(gdr_map(g, mh, &va, 64), EINVAL);
+	CHECK(va == NULL);
+	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+}
+
+static void test_v1_get_info(gdr_t g, uint8_t *gpu)
+{
+	/* The v1 layout, as NCCL declares it; the library still exports the symbol. */
+	struct info_v1 {
+		uint64_t va, mapped_size;
+		uint32_t page_size;
+		uint64_t tm_cycles;
+		uint32_t cycles_per_ms;
+		unsigned mapped:1, wc_mapping:1;
+	} v1;
+	extern int gdr_get_info_v1(gdr_t, gdr_mh_t, struct info_v1 *) __asm__("gdr_get_info");
+	gdr_mh_t mh;
+	void *va;
+
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &mh), 0);
+	CHECK_RET(gdr_map(g, mh, &va, 65536), 0);
+	memset(&v1, 0xff, sizeof(v1));
+	CHECK_RET(gdr_get_info_v1(g, mh, &v1), 0);
+	CHECK(v1.va == (uintptr_t)gpu && v1.mapped_size == 65536 && v1.page_size == 65536);
+	CHECK(v1.mapped == 1 && v1.wc_mapping == 1);
+	CHECK_RET(gdr_get_info_v1(g, mh, NULL), EINVAL);
+	CHECK_RET(gdr_get_info_v1(NULL, mh, &v1), EINVAL);
+	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+}
+
+static void test_backend_failures(gdr_t g, uint8_t *gpu)
+{
+	gdr_mh_t mh;
+	gdr_info_t info;
+	void *va;
+
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &mh), 0);
+	CHECK_RET(gdr_map(g, mh, &va, 65536), 0);
+
+	/* A failed unmap leaves the mapping usable. */
+	fake_backend_fail_unmap = EIO;
+	CHECK_RET(gdr_unmap(g, mh, va, 65536), EIO);
+	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	CHECK(info.mapped);
+	CHECK_RET(gdr_copy_to_mapping(mh, va, &info, 8), 0);
+	/* A failed unpin keeps the handle (GDRCopy frees it anyway). */
+	CHECK_RET(gdr_unpin_buffer(g, mh), EIO);
+	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	fake_backend_fail_unmap = 0;
+	fake_backend_fail_unpin = EBUSY;
+	CHECK_RET(gdr_unpin_buffer(g, mh), EBUSY);
+	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	CHECK(!info.mapped);
+	fake_backend_fail_unpin = 0;
+	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+}
+
+static void test_close(void *gpu)
+{
+	gdr_t g = gdr_open();
+	gdr_mh_t a, b;
+	void *va;
+
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	CHECK_RET(gdr_close(NULL), EINVAL);
+	/* Close unmaps and unpins everything. */
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &a), 0);
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &b), 0);
+	CHECK_RET(gdr_map(g, a, &va, 65536), 0);
+	CHECK(fake_backend_pins == 2);
+	CHECK_RET(gdr_close(g), 0);
+	CHECK(fake_backend_pins == 0);
+	CHECK_RET(gdr_copy_to_mapping(a, va, &a, 8), EINVAL);
+
+	/* A backend failure during close is reported, and g is freed all the same. */
+	g = gdr_open();
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &a), 0);
+	fake_backend_fail_unpin = EIO;
+	CHECK_RET(gdr_close(g), EIO);
+	fake_backend_fail_unpin = 0;
+	fake_backend_release_stuck();
+	CHECK(fake_backend_pins == 0);
+}
+
+static void test_selection(void)
+{
+	setenv("GDRCOPY_BACKEND", "no-such-backend", 1);
+	CHECK(gdr_open() == NULL);
+	setenv("GDRCOPY_BACKEND", "test", 1);
+}
+
+int main(void)
+{
+	size_t gpu_size = 4 * MB;
+	uint8_t *gpu = fake_gpu_alloc(gpu_size);
+	gdr_t g;
+
+	if (!gpu) {
+		fprintf(stderr, "fake_gpu_alloc failed\n");
+		return TEST_FAIL;
+	}
+	g = open_test_backend();
+	if (!g) {
+		fprintf(stderr, "gdr_open with the test backend failed\n");
+		return TEST_FAIL;
+	}
+	test_versions(g);
+	test_mapping_type_strings();
+	test_attributes(g);
+	test_pin_arguments(g, gpu);
+	test_bad_handles(g, gpu);
+	test_pin_map_copy(g, gpu, gpu_size);
+	test_unaligned_pin(g, gpu);
+	test_v1_get_info(g, gpu);
+	test_backend_failures(g, gpu);
+	CHECK_RET(gdr_close(g), 0);
+	test_close(gpu);
+	test_selection();
+	fake_gpu_free(gpu);
+	return check_result("test_api");
+}

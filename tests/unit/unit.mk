@@ -1,0 +1,64 @@
+# Tier 1: tests of the core library. Tests that need internals link libgdrapi-test.a: the library's
+# objects with the registry built to include the test-only backend (tests/unit/fake_backend.c).
+
+UNIT_DIR := $(BUILD)/tests/unit
+UNIT_TEST_LIB := $(UNIT_DIR)/libgdrapi-test.a
+UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/backend.o,$(LIB_OBJS)) \
+	$(OBJ)/test/src/backend.o $(OBJ)/tests/unit/fake_backend.o
+
+$(OBJ)/test/src/backend.o: src/backend.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (test registry)")
+	$(Q)$(CC) $(ALL_CFLAGS) -DGDR_WITH_TEST_BACKEND -c -o $@ $<
+
+$(UNIT_TEST_LIB): $(UNIT_TEST_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+# Programs on the internal test library.
+UNIT_INTERNAL := test_api test_threads test_handles
+# Programs on the shipped shared library, as clients use it.
+UNIT_SHARED := test_abi test_exports test_clients test_no_backend test_header_cxx
+
+$(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL)): $(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o $(UNIT_TEST_LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl
+
+$(UNIT_DIR)/test_abi $(UNIT_DIR)/test_no_backend: $(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o $(LIB_SHARED)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(LIB_DIR) -lgdrapi -Wl,-rpath,$(abspath $(LIB_DIR))
+
+# dlopen by bare name finds the build's library through the program's RUNPATH.
+$(UNIT_DIR)/test_clients: $(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o $(LIB_SHARED)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -ldl -Wl,--enable-new-dtags,-rpath,$(abspath $(LIB_DIR))
+
+$(UNIT_DIR)/test_exports: tests/unit/test_exports.sh $(LIB_SHARED) $(LIB_STATIC)
+	@mkdir -p $(dir $@)
+	$(Q)sed 's|@LIB_DIR@|$(abspath $(LIB_DIR))|' $< >$@ && chmod +x $@
+
+# The header as C++ and as strict C: a compile test; the program only reports it ran.
+CXX ?= g++
+$(UNIT_DIR)/test_header_cxx: tests/unit/test_header_cxx.cc include/gdrapi.h $(LIB_SHARED)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CXX     $<")
+	$(Q)$(CXX) -std=c++11 -Wall -Wextra -Werror -pedantic -Iinclude -o $@ $< \
+		-L$(LIB_DIR) -lgdrapi -Wl,-rpath,$(abspath $(LIB_DIR))
+	$(Q)$(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude -fsyntax-only -x c include/gdrapi.h
+
+UNIT_PROGRAMS := $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_SHARED))
+check-build: $(UNIT_PROGRAMS)
+check-build-sanitize: $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL))
+CHECK_TESTS += $(UNIT_PROGRAMS)
+SANITIZE_TESTS += $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL))
+# The exported-symbol test reads the library with nm (binutils).
+CHECK_DEBS += binutils
+
+# The internal tests again under valgrind (memcheck, definite leaks are errors).
+VALGRIND_TESTS := $(addprefix $(UNIT_DIR)/valgrind/,$(UNIT_INTERNAL))
+$(UNIT_DIR)/valgrind/%: $(UNIT_DIR)/% tests/unit/valgrind.sh
+	@mkdir -p $(dir $@)
+	$(Q)sed 's|@PROGRAM@|$(abspath $<)|' tests/unit/valgrind.sh >$@ && chmod +x $@
+check-build: $(VALGRIND_TESTS)
+CHECK_TESTS += $(VALGRIND_TESTS)
+CHECK_DEBS += valgrind
