@@ -84,7 +84,10 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/sanitize SANITIZE=1 check-build-sanitize
 	$(Q)tests/run-tests.sh $(CHECK_TESTS) $(subst $(BUILD)/,$(BUILD)/sanitize/,$(SANITIZE_TESTS))
 
-run: all
+# Build (installing the Debian packages the build needs when missing) and report the backends.
+run:
+	$(Q)tests/install-deps.sh $(sort $(BUILD_DEBS))
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(BUILD)/bin/gdrcopy_info
 
 clean:

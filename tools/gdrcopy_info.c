@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdrcopy_info: which backends can map GPU memory on this machine, why the others cannot, and what
+ * gdr_open would choose. Each probe runs in a child process, since the library reads its logging
+ * variables once per process and a forced backend is chosen at gdr_open.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gdrapi.h"
+
+static const char *const backends[] = { "gdrdrv", "dmabuf", "vulkan" };
+
+struct probe {
+	int opened;
+	int backend;		/* GDR_ATTR_EXT_BACKEND */
+	int driver_major, driver_minor;
+	int persistent, dmabuf, to_impl, from_impl;
+	char why[512];
+};
+
+static const char *backend_name(int id)
+{
+	switch (id) {
+	case GDR_BACKEND_GDRDRV: return "gdrdrv";
+	case GDR_BACKEND_DMABUF: return "dmabuf";
+	case GDR_BACKEND_VULKAN: return "vulkan";
+	default: return "unknown";
+	}
+}
+
+static const char *impl_name(int id)
+{
+	static const char *const names[] = {
+		[GDR_COPY_IMPL_GENERIC] = "generic", [GDR_COPY_IMPL_MEMCPY] = "memcpy",
+		[GDR_COPY_IMPL_SSE] = "sse", [GDR_COPY_IMPL_SSE41] = "sse41",
+		[GDR_COPY_IMPL_AVX2] = "avx2", [GDR_COPY_IMPL_AVX512] = "avx512",
+		[GDR_COPY_IMPL_MOVDIR64B] = "movdir64b", [GDR_COPY_IMPL_REP_MOVSB] = "rep_movsb",
+		[GDR_COPY_IMPL_NEON] = "neon", [GDR_COPY_IMPL_POWER] = "power",
+	};
+
+	return id >= 0 && id < (int)(sizeof(names) / sizeof(names[0])) && names[id] ? names[id] :
+											   "unknown";
+}
+
+/* In a child: open with backend forced (or the default choice for NULL), report through fds. */
+static void child_probe(const char *backend, int result_fd, int log_fd)
+{
+	struct probe p = { 0 };
+	gdr_t g;
+
+	dup2(log_fd, 2);
+	if (backend)
+		setenv("GDRCOPY_BACKEND", backend, 1);
+	else
+		unsetenv("GDRCOPY_BACKEND");
+	setenv("GDRCOPY_ENABLE_LOGGING", "1", 1);
+	setenv("GDRCOPY_LOG_LEVEL", "2", 1);
+	g = gdr_open();
+	if (g) {
+		p.opened = 1;
+		gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_BACKEND, &p.backend);
+		gdr_driver_get_version(g, &p.driver_major, &p.driver_minor);
+		gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &p.persistent);
+		gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &p.dmabuf);
+		gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_TO_IMPL, &p.to_impl);
+		gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_FROM_IMPL, &p.from_impl);
+		gdr_close(g);
+	}
+	if (write(result_fd, &p, sizeof(p)) != sizeof(p))
+		_exit(1);
+	_exit(0);
+}
+
+/* Pull "backend NAME: unavailable: REASON" (or the ERR line) out of the child's log. */
+static void find_reason(const char *log, const char *backend, char *why, size_t len)
+{
+	char key[64];
+	const char *p, *end;
+
+	snprintf(key, sizeof(key), "backend %s: unavailable: ", backend);
+	p = strstr(log, key);
+	if (p) {
+		p += strlen(key);
+	} else if ((p = strstr(log, "ERR:  ")) != NULL) {
+		p += 6;
+	} else {
+		snprintf(why, len, "gdr_open failed without saying why");
+		return;
+	}
+	end = strchr(p, '\n');
+	snprintf(why, len, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
+}
+
+static int run_probe(const char *backend, struct probe *out)
+{
+	int result[2], log[2], status;
+	char text[8192];
+	size_t used = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(result) || pipe(log))
+		return errno;
+	pid = fork();
+	if (pid < 0)
+		return errno;
+	if (pid == 0) {
+		close(result[0]);
+		close(log[0]);
+		child_probe(backend, result[1], log[1]);
+	}
+	close(result[1]);
+	close(log[1]);
+	while (used < sizeof(text) - 1 && (n = read(log[0], text + used, sizeof(text) - 1 - used)) > 0)
+		used += (size_t)n;
+	text[used] = '\0';
+	memset(out, 0, sizeof(*out));
+	if (read(result[0], out, sizeof(*out)) != sizeof(*out))
+		snprintf(out->why, sizeof(out->why), "the probe process died");
+	else if (!out->opened)
+		find_reason(text, backend ? backend : "", out->why, sizeof(out->why));
+	close(result[0]);
+	close(log[0]);
+	waitpid(pid, &status, 0);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gdrcopy_info [-h]\n"
+		   "Reports which gdrcopy backends can map GPU memory here and why the others cannot.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct probe p, chosen;
+	int major, minor, any = 0;
+
+	if (argc > 1) {
+		int help = !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
+
+		usage(help ? stdout : stderr);
+		return help ? 0 : 2;
+	}
+	gdr_runtime_get_version(&major, &minor);
+	printf("gdrcopy %d.%d (libgdrapi.so.%d), API-compatible with NVIDIA GDRCopy 2.6\n", major,
+	       minor, major);
+	printf("%-8s %s\n", "backend", "status");
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		if (run_probe(backends[i], &p)) {
+			perror("gdrcopy_info: fork");
+			return 1;
+		}
+		if (p.opened) {
+			any = 1;
+			printf("%-8s available (driver interface %d.%d, persistent %d)\n", backends[i],
+			       p.driver_major, p.driver_minor, p.persistent);
+		} else {
+			printf("%-8s unavailable: %s\n", backends[i], p.why);
+		}
+	}
+	if (run_probe(NULL, &chosen)) {
+		perror("gdrcopy_info: fork");
+		return 1;
+	}
+	if (chosen.opened) {
+		printf("gdr_open uses: %s\n", backend_name(chosen.backend));
+		printf("copy routines for 4 KiB on write-combined mappings: to GPU %s, from GPU %s\n",
+		       impl_name(chosen.to_impl), impl_name(chosen.from_impl));
+	} else {
+		printf("gdr_open fails: %s\n", any ? chosen.why :
+			"no backend can map GPU memory on this machine (see the reasons above)");
+	}
+	return 0;
+}
