@@ -165,6 +165,11 @@ static void set_from_all(struct gdr_copy_table *t, const struct gdr_copy_impl *i
 		set_from(t, c, impl);
 }
 
+static int can_run(const struct gdr_copy_impl *impl, unsigned int cpu)
+{
+	return !gdr_copy_impl_missing(impl, cpu);
+}
+
 /*
  * The automatic choice: generic everywhere, then upgrades in ascending ISA order. Tiny copies
  * into WC stay generic, which copy.c inlines: on the H200 every store flavour is within noise
@@ -177,28 +182,29 @@ static void select_auto(struct gdr_copy_table *t, unsigned int cpu)
 		set_from(t, c, &impl_generic);
 	}
 #if defined(__x86_64__)
-	if (cpu & GDR_CPU_SSE2) {
+	if (can_run(&impl_sse, cpu)) {
 		set_to_above_tiny(t, &impl_sse);
 		set_from_all(t, &impl_sse);
 	}
 	/* Plain loads read WC at 0.06 GB/s; streaming loads at 0.7-2.1 GB/s, AVX2's the fastest. */
-	if ((cpu & GDR_CPU_SSE2) && (cpu & GDR_CPU_SSE41))
+	if (can_run(&impl_sse41, cpu))
 		set_from_all(t, &impl_sse41);
-	if (cpu & GDR_CPU_AVX2) {
+	if (can_run(&impl_avx2, cpu)) {
 		set_to_above_tiny(t, &impl_avx2);
 		set_from_all(t, &impl_avx2);
 	}
 	/*
 	 * At 4 KiB rep movsb and streaming stores tie (0.38 us, against 0.59 us for memcpy) where
-	 * the string microcode is fast. AVX-512 and MOVDIR64B are taken only when forced: neither
-	 * measured faster than AVX2 into the BAR, and AVX-512 loads are pathological when small.
+	 * the string microcode is fast (ERMS). AVX-512 and MOVDIR64B are taken only when forced:
+	 * AVX-512 stores measured no faster than the others, its loads are pathological when
+	 * small, and MOVDIR64B has not been measured.
 	 */
 	if (cpu & GDR_CPU_ERMS)
 		set_to(t, GDR_COPY_MEDIUM, &impl_rep_movsb);
 #elif defined(__aarch64__)
 	set_to_above_tiny(t, &impl_stp);
 	set_from_all(t, &impl_stp);
-	if (cpu & GDR_CPU_ASIMD) {
+	if (can_run(&impl_neon, cpu)) {
 		set_to_above_tiny(t, &impl_neon);
 		set_from_all(t, &impl_neon);
 	}
@@ -220,7 +226,7 @@ static void supported_names(unsigned int cpu, char *buf, size_t len)
 	for (size_t i = 0; i < NIMPLS; i++) {
 		int n;
 
-		if (gdr_copy_impl_missing(impls[i], cpu))
+		if (!can_run(impls[i], cpu))
 			continue;
 		n = snprintf(buf + used, len - used, "%s%s", used ? " " : "", impls[i]->name);
 		if (n < 0 || (size_t)n >= len - used)
@@ -420,15 +426,17 @@ static inline int device_aligned(const void *a, const void *b, size_t n)
 void gdr_copy_to_mapping_type(gdr_mapping_type_t type, int mixed, void *dst, const void *src,
 			      size_t n)
 {
-	if (type == GDR_MAPPING_TYPE_CACHING) {
+	/* Tiny WC stores first: the latency-critical case (flags, doorbells). */
+	if (__builtin_expect(type == GDR_MAPPING_TYPE_WC && n <= GDR_COPY_TINY_MAX &&
+			     copy_table.tiny_to_inline, 1)) {
+		gdr_generic_store(dst, src, n);
+	} else if (type == GDR_MAPPING_TYPE_CACHING) {
 		memcpy(dst, src, n);
 	} else if (type == GDR_MAPPING_TYPE_DEVICE) {
 		if (device_aligned(dst, src, n))
 			memcpy(dst, src, n);
 		else
 			gdr_generic_store(dst, src, n);
-	} else if (n <= GDR_COPY_TINY_MAX && copy_table.tiny_to_inline) {
-		gdr_generic_store(dst, src, n);
 	} else {
 		copy_table.to_fn[gdr_copy_class_of(n)](dst, src, n);
 	}

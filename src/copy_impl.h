@@ -25,7 +25,8 @@ void gdr_copy_store_memcpy(void *dst, const void *src, size_t n);
 void gdr_copy_load_memcpy(void *dst, const void *src, size_t n);
 
 #if defined(__x86_64__)
-void gdr_copy_store_sse(void *dst, const void *src, size_t n);	/* MOVNTDQ: also sse41's store */
+/* MOVNTDQ is SSE2: gdr_copy_store_sse is also the sse41 routine's store. */
+void gdr_copy_store_sse(void *dst, const void *src, size_t n);
 void gdr_copy_load_sse(void *dst, const void *src, size_t n);
 void gdr_copy_load_sse41(void *dst, const void *src, size_t n);
 void gdr_copy_store_avx2(void *dst, const void *src, size_t n);

@@ -51,7 +51,8 @@ void gdr_cpu_describe(unsigned int mask, char *buf, size_t len)
 
 		if (!(mask & feature_names[i].bit))
 			continue;
-		n = snprintf(buf + used, len - used, "%s%s", used ? " " : "", feature_names[i].name);
+		n = snprintf(buf + used, len - used, "%s%s", used ? " " : "",
+			     feature_names[i].name);
 		if (n < 0 || (size_t)n >= len - used)
 			return;
 		used += n;
@@ -62,7 +63,7 @@ void gdr_cpu_describe(unsigned int mask, char *buf, size_t len)
 
 #if defined(__x86_64__)
 
-/* XCR0 state components: SSE (XMM), AVX (YMM upper halves), AVX-512 (opmask, ZMM halves, ZMM16-31). */
+/* XCR0 state: SSE (XMM), AVX (upper YMM halves), AVX-512 (opmask, upper ZMM halves, ZMM16-31). */
 #define XCR0_AVX_STATE    0x06u
 #define XCR0_AVX512_STATE 0xe6u
 
@@ -80,7 +81,7 @@ void gdr_cpu_read_x86(struct gdr_cpuid_x86 *r)
 	unsigned int a, b, c, d;
 
 	memset(r, 0, sizeof(*r));
-	/* Leaves above the maximum return another leaf's data on Intel (and zeros under some VMMs). */
+	/* A leaf above the maximum returns another leaf's data on Intel, zeros under some VMMs. */
 	r->max_leaf = __get_cpuid_max(0, NULL);
 	if (r->max_leaf >= 1) {
 		__cpuid(1, a, b, c, d);

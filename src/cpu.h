@@ -39,7 +39,7 @@ struct gdr_cpuid_x86 {
 	uint32_t max_leaf;		/* CPUID.0:EAX */
 	uint32_t leaf1_ecx, leaf1_edx;
 	uint32_t leaf7_ebx, leaf7_ecx;	/* CPUID.(7,0); meaningless when max_leaf < 7 */
-	uint64_t xcr0;			/* XGETBV(0); meaningless without CPUID.1:ECX.OSXSAVE */
+	uint64_t xcr0;			/* XGETBV(0); meaningless without OSXSAVE */
 };
 
 void gdr_cpu_read_x86(struct gdr_cpuid_x86 *r);

@@ -191,7 +191,8 @@ static void test_impl(const struct gdr_copy_impl *impl, unsigned int cpu)
 	}
 	if (impl->load) {
 		snprintf(name, sizeof(name), "load_%s", impl->name);
-		if (sweep(impl->load, why, sizeof(why)) || page_bounds(impl->load, why, sizeof(why)))
+		if (sweep(impl->load, why, sizeof(why)) ||
+		    page_bounds(impl->load, why, sizeof(why)))
 			test_report("fail", name, "%s", why);
 		else
 			test_report("pass", name, NULL);

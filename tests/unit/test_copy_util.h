@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Case reporting for the copy and CPU tests: "pass|fail|skip NAME [reason]" to $GDR_TEST_RESULTS. */
+/* Case reporting for the copy and CPU tests: "pass|fail|skip NAME [reason]" lines. */
 #ifndef GDR_TEST_COPY_UTIL_H
 #define GDR_TEST_COPY_UTIL_H
 

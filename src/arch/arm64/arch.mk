@@ -1,3 +1,3 @@
-# arm64: ASIMD (NEON) is part of the armv8-a baseline every AArch64 Linux compiler targets, so
-# neither copy_neon.c nor copy_stp.c needs a flag; a -march in CFLAGS would apply to the
-# dispatcher too. This file exists to say so.
+# arm64: ASIMD (NEON) is in the armv8-a baseline that every AArch64 Linux compiler targets, so
+# copy_neon.c and copy_stp.c are built with no extra flag (and a -march here would not be theirs
+# alone: CFLAGS reach the dispatcher too).
