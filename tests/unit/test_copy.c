@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Every copy routine this CPU can run, in both directions, against the generic one: the bytes of
- * the range must be the source's, nothing outside [dst, dst + n) may change (guard bytes on both
- * sides), the source must stay unchanged, and loads must stay inside the pages of their range.
+ * Every copy routine this CPU can run, in both directions, held to what the generic reference
+ * routine does (and is itself checked to do): the range gets exactly the source's bytes, nothing
+ * outside [dst, dst + n) changes (guard bytes on both sides), the source stays unchanged, and
+ * loads read nothing outside the pages of their range (inaccessible pages around it).
  *   sizes:   every n in 0..4160 at 8 offset pairs (dst, src) mod 64;
  *   offsets: all 64 x 64 offset pairs at every n in 0..136 and at 64k-1, 64k, 64k+1 for
  *            k = 3..10, which covers each head length, a single block, the unrolled loops and
