@@ -14,9 +14,12 @@
  *   GDRCOPY_BACKEND          gdrdrv | dmabuf | vulkan: use only that backend (gdrcopy extension;
  *                            ignored in setuid/setgid programs). Default: gdrdrv, then dmabuf,
  *                            then vulkan, the first that works.
- *   GDRCOPY_COPY_IMPL        force one CPU copy routine for every size (gdrcopy extension; see
- *                            gdrapi(7) for the names, e.g. generic, sse41, avx2, avx512, rep_movsb,
- *                            movdir64b, neon); ignored in setuid/setgid programs.
+ *   GDRCOPY_COPY_IMPL        force one CPU copy routine for copies to and from write-combined
+ *                            mappings (gdrcopy extension): generic, memcpy, sse, sse41, avx2, avx512,
+ *                            movdir64b, rep_movsb (x86), neon, stp (arm64), power (ppc64le). The
+ *                            store-only routines (movdir64b, rep_movsb) leave reads automatic, and
+ *                            avx512 leaves reads of <= 1 KiB to avx2 (AVX-512 streaming loads are
+ *                            pathological on small sizes). Ignored in setuid/setgid programs.
  *
  * Threads: unlike GDRCopy's, a gdr_t of this library may be used from many threads at once.
  * Copies take no lock. Pinning, mapping and unmapping one handle from two threads at once is
