@@ -195,7 +195,10 @@ static int import_fd(struct vk_gpu *gpu, int fd, struct vk_pin *pin)
 	r = gpu->vkAllocateMemory(gpu->device, &info, NULL, &pin->memory);
 	if (r != VK_SUCCESS) {
 		gdr_err("vulkan: vkAllocateMemory importing the CUDA allocation's fd (%llu bytes) "
-			"failed (%s)", (unsigned long long)pin->alloc_size, vk_result_name(r));
+			"failed (%s)%s", (unsigned long long)pin->alloc_size, vk_result_name(r),
+			r == VK_ERROR_INVALID_EXTERNAL_HANDLE ? ": the Vulkan driver cannot import "
+			"this CUDA memory (are libcuda and the Vulkan ICD from the same NVIDIA "
+			"driver?); use the gdrdrv backend" : "");
 		ret = vk_errno(r);
 		goto err_buffer;
 	}
