@@ -34,3 +34,5 @@ $(VK_SETUP_TEST): $(OBJ)/tests/unit/test_vulkan_setup.o $(SIMTEST_OBJ) $(LIB_SHA
 check-build: $(VK_TESTS) $(VK_SETUP_TEST)
 check-build-sanitize: $(VK_TESTS) $(VK_SETUP_TEST)
 CHECK_TESTS += $(VK_TESTS) $(VK_SETUP_TEST)
+# lavapipe runs clean under ASan + UBSan (leak checking included), so these run there too.
+SANITIZE_TESTS += $(VK_TESTS) $(VK_SETUP_TEST)
