@@ -21,14 +21,15 @@
  * is refused unless the device is coherent (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_
  * PAGE_TABLES; GDRCOPY_SIM_CUDA_ATTR sets both).
  *
- * GDRCOPY_SIM_CUDA_DMABUF_NOMMAP=1 exports the read end of a pipe instead, whose mmap fails
- * (ENODEV), to stand for R580, which exports but refuses the mmap (errno 524).
+ * GDRCOPY_SIM_CUDA_DMABUF_NOMMAP=1 exports an eventfd instead, whose mmap fails (ENODEV), to
+ * stand for R580, which exports but refuses the mmap (errno 524).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,14 +51,20 @@ struct sim_export {
 static LIST_HEAD(, sim_export) exports = LIST_HEAD_INITIALIZER(exports);
 static long exports_ever;
 
-/* Whether e's descriptor is still open on its file and its allocation still exists. */
-static bool export_live(const struct sim_export *e)
+/* Whether e's descriptor is still open on its file. */
+static bool export_open(const struct sim_export *e)
 {
-	struct sim_range *r = sim_range_find(e->start);
 	struct stat st;
 
-	return r && r->buffer_id == e->buffer_id && !fstat(e->fd, &st) && st.st_dev == e->dev &&
-	       st.st_ino == e->ino;
+	return !fstat(e->fd, &st) && st.st_dev == e->dev && st.st_ino == e->ino;
+}
+
+/* Whether e's allocation still exists (a freed one's fd stays open, and keeps its memory). */
+static bool export_current(const struct sim_export *e)
+{
+	struct sim_range *r = sim_range_find(e->start);
+
+	return r && r->buffer_id == e->buffer_id;
 }
 
 /* Forget exports that are no longer open. Caller holds sim_lock. */
@@ -67,7 +74,7 @@ static void exports_prune(void)
 
 	for (e = LIST_FIRST(&exports); e; e = next) {
 		next = LIST_NEXT(e, link);
-		if (!export_live(e)) {
+		if (!export_open(e)) {
 			LIST_REMOVE(e, link);
 			free(e);
 		}
@@ -137,16 +144,14 @@ err_close:
 	return errno_result(err);
 }
 
-/* A descriptor whose mmap fails, as the R580 driver's dma-bufs do. */
+/*
+ * A read-write descriptor whose mmap fails (ENODEV: an eventfd has no mmap), as the R580
+ * driver's dma-bufs do.
+ */
 static CUresult export_unmappable(int *fd)
 {
-	int p[2];
-
-	if (pipe2(p, O_CLOEXEC))
-		return errno_result(errno);
-	close(p[1]);
-	*fd = p[0];
-	return CUDA_SUCCESS;
+	*fd = eventfd(0, EFD_CLOEXEC);
+	return *fd < 0 ? errno_result(errno) : CUDA_SUCCESS;
 }
 
 static bool env_set(const char *name)
@@ -204,7 +209,7 @@ CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, s
 		goto out_unlock;
 	exports_prune();
 	LIST_FOREACH(e, &exports, link) {
-		if (e->start >= end || dptr >= e->start + e->size)
+		if (!export_current(e) || e->start >= end || dptr >= e->start + e->size)
 			continue;
 		if (e->start != dptr || e->size != size) {
 			res = CUDA_ERROR_NOT_SUPPORTED;
