@@ -14,7 +14,9 @@
  *   - an export that overlaps a different range whose fd is still open (the same range again
  *     gets another fd of the same file, as a second pin of one buffer needs).
  * The simulator tracks the descriptor it handed out: an export counts as open while that
- * descriptor still refers to its file.
+ * descriptor still refers to its file. Once it is closed, a new export of the range moves it
+ * again, and a mapping of the old fd that is still alive no longer sees the device memory (the
+ * backend unmaps before it closes, so it never meets this).
  *
  * As the real driver: the range must be host-page aligned, inside one allocation, the device
  * must report CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, and CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE
