@@ -705,7 +705,11 @@ int main(int argc, char **argv)
 		if (rc < 0) {
 			report("fail", groups[i].name, "the group died of signal %d", -rc);
 			failed = 1;
+		} else if (rc == 1) {
+			failed = 1;
 		} else if (rc) {
+			/* Its cases passed, then it failed on exit: a sanitizer found something. */
+			report("fail", groups[i].name, "the group exited %d (see its output)", rc);
 			failed = 1;
 		}
 	}
