@@ -9,7 +9,8 @@
  * On R610 or newer, the forced cases instead pin, map and copy through dmabuf, and driver_mmap
  * expects the mmap to work. The library's log lines of each case are printed, to be quoted.
  * Every case runs in a child: CUDA cannot be used across fork, and the library reads its
- * logging settings once per process. Skips (77) without an NVIDIA driver and GPU.
+ * logging settings once per process. Skips (77) without an NVIDIA driver and GPU. default_open
+ * needs a backend that works after dmabuf: on the H200, vulkan (tests/gpu/README.md).
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include "cuda_driver.h"
 #include "dmabuf_test.h"
 #include "gdrapi.h"
+#include "gpucommon.h"
 
 /* The first CUDA version with dma-buf mmap of discrete GPUs (R610). */
 #define DMABUF_MMAP_VERSION 13030
@@ -231,6 +233,7 @@ int main(void)
 	char out[16384];
 	int rc;
 
+	gpu_use_nvidia_icd();
 	rc = run_child(clean, child_probe, NULL, out, sizeof(out));
 	if (rc == TEST_SKIP)
 		SKIP("%s", strtok(out, "\n") ? out : "no NVIDIA GPU");
