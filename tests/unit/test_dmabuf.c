@@ -246,6 +246,7 @@ static void case_unaligned_pins(void)
 		CUdeviceptr buf = dev_alloc(cases[i].alloc);
 		unsigned long addr = buf + cases[i].off;
 		const uint8_t v[3] = { 0x11, 0x22, (uint8_t)i };
+		size_t n = sizeof(v) < cases[i].size ? sizeof(v) : cases[i].size;
 		gdr_info_t info;
 		uint8_t *map;
 		gdr_mh_t mh;
@@ -257,9 +258,8 @@ static void case_unaligned_pins(void)
 			continue;
 		CHECK(info.va == buf + cases[i].va_off && info.mapped_size == cases[i].mapped);
 		CHECK(info.page_size == GPU_PAGE);
-		CHECK_RET(gdr_copy_to_mapping(mh, map + (addr - info.va), v, sizeof(v) < cases[i].size ?
-					      sizeof(v) : cases[i].size), 0);
-		CHECK(!memcmp((void *)addr, v, sizeof(v) < cases[i].size ? sizeof(v) : cases[i].size));
+		CHECK_RET(gdr_copy_to_mapping(mh, map + (addr - info.va), v, n), 0);
+		CHECK(!memcmp((void *)addr, v, n));
 		unmap_unpin(mh, map, &info);
 		if (check_failures != failures)
 			fprintf(stderr, "  (unaligned case %zu)\n", i);
