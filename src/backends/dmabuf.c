@@ -9,9 +9,10 @@
  * 0: gdr_map worked only for host-page-aligned pins, and info.page_size was 4096 where gdrdrv
  * reports 65536. This backend exports from the GPU page (64 KiB) below the address and maps the
  * fd at offset 0, so info.va, info.page_size and gdr_map behave as with gdrdrv, and clients that
- * add (addr - info.va) to the mapping keep working. The export never leaves the allocation
+ * add (addr - info.va) to the mapping keep working. The rounding never leaves the allocation
  * (cuMemGetAddressRange): where the allocation starts or ends inside a GPU page, that end is
  * rounded to the host page instead, and page_size is the host page when va is not 64 KiB aligned.
+ * (A pin that itself runs past its allocation is exported as asked; the driver judges it.)
  *
  * Errors. GDRCopy returned raw CUresult numbers, which clients read as errnos (801 is not an
  * errno). Here CUDA errors become errnos (cuda_errno() below) and the log names the CUDA error.
