@@ -264,7 +264,6 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 	uint32_t npd = 0;
 	char err[128];
 	CUresult res;
-	int ret = ENODEV;
 
 	res = cuda->cuDeviceGetCount(&s->gpu_count);
 	if (res != CUDA_SUCCESS || s->gpu_count <= 0) {
@@ -273,14 +272,17 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 		return ENODEV;
 	}
 	s->gpus = calloc((size_t)s->gpu_count, sizeof(*s->gpus));
+	if (!s->gpus) {
+		gdr_why_set(why, "out of memory");
+		return ENOMEM;
+	}
 	if (s->vkEnumeratePhysicalDevices(s->instance, &npd, NULL) != VK_SUCCESS || npd == 0) {
 		gdr_why_set(why, "no Vulkan device: install the NVIDIA driver's Vulkan ICD "
 			    "(nvidia_icd.json), or check VK_DRIVER_FILES");
 		return ENODEV;
 	}
 	pds = calloc(npd, sizeof(*pds));
-	if (!s->gpus || !pds) {
-		free(pds);
+	if (!pds) {
 		gdr_why_set(why, "out of memory");
 		return ENOMEM;
 	}
@@ -293,7 +295,7 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 			return 0;
 	/* None usable: the first device's reason stands for all. */
 	gdr_why_set(why, "%s", s->gpus[0].why.msg);
-	return ret;
+	return ENODEV;
 }
 
 int vk_state_create(struct vk_state **out, struct gdr_why *why)
