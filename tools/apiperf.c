@@ -125,8 +125,9 @@ int main(int argc, char **argv)
 		tool_die("--impl all: apiperf does no copies; use it with copylat or copybw");
 	tool_set_env(common.backend, common.impl);
 
-	tool_cuda_init(&cu, dev_id, 0);
+	tool_cuda_init(&cu, dev_id);
 	g = tool_gdr_open();
+	tool_print_devices(&cu);
 	kind = tool_alloc_resolve(kind, g);
 	tool_say("gpu alloc fn: %s\n", tool_alloc_name(kind));
 	for (int k = 0; k < N_OPS; k++) {

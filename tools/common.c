@@ -167,9 +167,6 @@ CUresult tool_cuda_try_init(struct tool_cuda *c, int dev_id, char *why, size_t l
 			 count - 1);
 		return CUDA_ERROR_INVALID_DEVICE;
 	}
-	for (int i = 0; i < count; i++)
-		list_device(i);
-	tool_say("selecting device %d\n", dev_id);
 	c->dev_id = dev_id;
 	r = cuDeviceGet(&c->dev, dev_id);
 	if (r == CUDA_SUCCESS)
@@ -187,16 +184,22 @@ CUresult tool_cuda_try_init(struct tool_cuda *c, int dev_id, char *why, size_t l
 	return r;
 }
 
-void tool_cuda_init(struct tool_cuda *c, int dev_id, int quiet)
+void tool_cuda_init(struct tool_cuda *c, int dev_id)
 {
-	int saved_csv = tool_csv;
 	char why[256];
 
-	if (quiet)
-		tool_csv = 1;
 	if (tool_cuda_try_init(c, dev_id, why, sizeof(why)) != CUDA_SUCCESS)
 		tool_die("%s", why);
-	tool_csv = saved_csv;
+}
+
+void tool_print_devices(const struct tool_cuda *c)
+{
+	int count = 0;
+
+	cuDeviceGetCount(&count);
+	for (int i = 0; i < count; i++)
+		list_device(i);
+	tool_say("selecting device %d\n", c->dev_id);
 }
 
 void tool_cuda_fini(struct tool_cuda *c)

@@ -53,11 +53,15 @@ struct tool_cuda {
 };
 
 /*
- * cuInit, print "GPU id:N; name: ...; Bus id: ..." for every device (unless quiet), select dev_id
- * ("selecting device N"), retain its primary context and make it current. Dies with one line
+ * cuInit, select dev_id, retain its primary context and make it current. Dies with one line
  * (e.g. "cuInit failed: CUDA_ERROR_NO_DEVICE") when there is no usable device.
  */
-void tool_cuda_init(struct tool_cuda *c, int dev_id, int quiet);
+void tool_cuda_init(struct tool_cuda *c, int dev_id);
+/*
+ * Print "GPU id:N; name: ...; Bus id: dddd:bb:dd" for every device and "selecting device N".
+ * Tools print these after gdr_open, so that a failure is the only line they print.
+ */
+void tool_print_devices(const struct tool_cuda *c);
 /* As tool_cuda_init, returning the CUresult and a message instead of dying. */
 CUresult tool_cuda_try_init(struct tool_cuda *c, int dev_id, char *why, size_t len);
 void tool_cuda_fini(struct tool_cuda *c);

@@ -146,8 +146,9 @@ int main(int argc, char **argv)
 	}
 	free(saved_argv);
 
-	tool_cuda_init(&cu, dev_id, 0);
+	tool_cuda_init(&cu, dev_id);
 	g = tool_gdr_open();
+	tool_print_devices(&cu);
 	kind = tool_alloc_resolve(kind, g);
 	tool_say("testing size: %zu\n", size);
 	tool_map_gpu(&m, g, &cu, size, kind, map_flags, 0);

@@ -278,8 +278,9 @@ int main(int argc, char **argv)
 
 	writes = tool_round_iters(writes, "write");
 	reads = tool_round_iters(reads, "read");
-	tool_cuda_init(&cu, dev_id, 0);
+	tool_cuda_init(&cu, dev_id);
 	g = tool_gdr_open();
+	tool_print_devices(&cu);
 	kind = tool_alloc_resolve(kind, g);
 	tool_say("testing size: %zu\n", size);
 	tool_map_gpu(&m, g, &cu, size, kind, map_flags, 0);

@@ -406,8 +406,9 @@ int main(int argc, char **argv)
 		p.blocks = p.threads = 1;
 	tool_set_env(common.backend, common.impl);
 
-	tool_cuda_init(&p.cu, dev_id, 0);
+	tool_cuda_init(&p.cu, dev_id);
 	p.g = tool_gdr_open();
+	tool_print_devices(&p.cu);
 	p.kind = tool_alloc_resolve(p.kind, p.g);
 	tool_report_impl(p.g, common.impl);
 	tool_say("Benchmark mode: %d: %s\n", p.mode, p.mode ? "GPU produces, CPU consumes" :

@@ -81,7 +81,6 @@ static void probe_child(struct sanity_platform *p)
 	char why[256];
 	gdr_t g;
 
-	tool_csv = 1;	/* no device list */
 	if (tool_cuda_try_init(&cu, p->dev_id, why, sizeof(why)) != CUDA_SUCCESS) {
 		snprintf(shm->reason, sizeof(shm->reason), "%s", why);
 		_exit(1);
@@ -95,6 +94,9 @@ static void probe_child(struct sanity_platform *p)
 	g = gdr_open();
 	if (!g) {
 		const char *forced = getenv("GDRCOPY_BACKEND");
+
+		if (forced && !*forced)
+			forced = NULL;
 
 		snprintf(shm->reason, sizeof(shm->reason), "gdr_open failed: %s%s%s; run gdrcopy_info",
 			 forced ? "backend " : "no backend can map GPU memory here",

@@ -51,7 +51,6 @@ void ctx_init(struct sanity_ctx *c)
 {
 	char why[256];
 
-	tool_csv = 1;	/* no device list from each case */
 	if (tool_cuda_try_init(&c->cu, sanity_plat->dev_id, why, sizeof(why)) != CUDA_SUCCESS)
 		sanity_fail("%s", why);
 	c->g = gdr_open();

@@ -333,7 +333,7 @@ void tool_sweep_print(const struct sweep_run *runs, size_t n, const char *value,
 		printf("%s\n", csv_header);
 		for (size_t i = 0; i < n; i++)
 			for (size_t r = 0; r < runs[i].nrows; r++)
-				printf("%s,%s,%zu,%.4f,%.4f\n", runs[i].impl, runs[i].rows[r].test,
+				printf("%s,%s,%zu,%.4f,%.6g\n", runs[i].impl, runs[i].rows[r].test,
 				       runs[i].rows[r].size, runs[i].rows[r].v1,
 				       runs[i].rows[r].v2);
 		return;
