@@ -77,7 +77,7 @@ int tool_common_option(int c, const char *arg, struct tool_common *o)
 	case TOOL_OPT_IMPL:
 		if (strcmp(arg, "all") && tool_impl_id(arg) < 0)
 			tool_die("--impl %s: unknown copy routine (known: all, generic, memcpy, sse, "
-				 "sse41, avx2, avx512, movdir64b, rep_movsb, neon, power)", arg);
+				 "sse41, avx2, avx512, movdir64b, rep_movsb, neon, stp, power)", arg);
 		o->impl = arg;
 		return 1;
 	case TOOL_OPT_CSV:
@@ -405,6 +405,9 @@ static const char *const impl_names[] = {
 	[GDR_COPY_IMPL_AVX2] = "avx2", [GDR_COPY_IMPL_AVX512] = "avx512",
 	[GDR_COPY_IMPL_MOVDIR64B] = "movdir64b", [GDR_COPY_IMPL_REP_MOVSB] = "rep_movsb",
 	[GDR_COPY_IMPL_NEON] = "neon", [GDR_COPY_IMPL_POWER] = "power",
+#ifdef GDR_COPY_IMPL_STP
+	[GDR_COPY_IMPL_STP] = "stp",
+#endif
 };
 #define N_IMPL_NAMES (int)(sizeof(impl_names) / sizeof(impl_names[0]))
 

@@ -23,7 +23,7 @@ const char *const tool_impl_candidates[] = {
 #if defined(__x86_64__) || defined(__i386__)
 	"sse", "sse41", "avx2", "avx512", "movdir64b", "rep_movsb",
 #elif defined(__aarch64__)
-	"neon",
+	"stp", "neon",
 #elif defined(__powerpc64__)
 	"power",
 #endif
@@ -342,5 +342,7 @@ void tool_sweep_print(const struct sweep_run *runs, size_t n, const char *value,
 	for (size_t t = 0; t < nt; t++)
 		print_table(runs, n, tests[t], value, higher_better);
 	printf("\nauto/best: how many times the automatic choice is slower than the best routine "
-	       "at that size (1.00: it is the best)\n");
+	       "at that size (1.00: it is the best). A forced routine covers the sizes the library "
+	       "lets it (GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=2 logs where it keeps its own "
+	       "choice)\n");
 }
