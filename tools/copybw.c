@@ -90,16 +90,14 @@ int main(int argc, char **argv)
 	enum tool_alloc_kind kind = TOOL_ALLOC_AUTO;
 	struct tool_common common = { NULL, NULL };
 	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT, opt;
-	char **saved_argv = calloc((size_t)argc + 1, sizeof(char *));
+	char *saved_argv[argc + 1];	/* argv as given: getopt_long reorders argv */
 	size_t size = 131072;
 	struct tool_mapping m;
 	struct tool_cuda cu;
 	void *host;
 	gdr_t g;
 
-	if (!saved_argv)
-		tool_die("out of memory");
-	memcpy(saved_argv, argv, (size_t)argc * sizeof(char *));
+	memcpy(saved_argv, argv, (size_t)(argc + 1) * sizeof(char *));
 	while ((opt = getopt_long(argc, argv, "s:d:o:c:w:r:a:M:hl", longopts, NULL)) != -1) {
 		if (tool_common_option(opt, optarg, &common))
 			continue;
@@ -141,10 +139,8 @@ int main(int argc, char **argv)
 
 		tool_sweep_print(runs, n, "bandwidth (MB/s)", 1, "impl,test,size,mb_per_s,offset");
 		tool_sweep_free(runs, n);
-		free(saved_argv);
 		return 0;
 	}
-	free(saved_argv);
 
 	tool_cuda_init(&cu, dev_id);
 	g = tool_gdr_open();

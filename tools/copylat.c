@@ -228,16 +228,14 @@ int main(int argc, char **argv)
 	enum tool_alloc_kind kind = TOOL_ALLOC_AUTO;
 	struct tool_common common = { NULL, NULL };
 	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT, do_cumemcpy = 0, cold = 0, opt;
-	char **saved_argv = calloc((size_t)argc + 1, sizeof(char *));
+	char *saved_argv[argc + 1];	/* argv as given: getopt_long reorders argv */
 	double *h2d = NULL, *d2h = NULL;
 	struct tool_mapping m;
 	struct tool_cuda cu;
 	struct lat_ctx c;
 	gdr_t g;
 
-	if (!saved_argv)
-		tool_die("out of memory");
-	memcpy(saved_argv, argv, (size_t)argc * sizeof(char *));
+	memcpy(saved_argv, argv, (size_t)(argc + 1) * sizeof(char *));
 	while ((opt = getopt_long(argc, argv, "s:d:w:r:a:M:cCh", longopts, NULL)) != -1) {
 		if (tool_common_option(opt, optarg, &common))
 			continue;
@@ -271,10 +269,8 @@ int main(int argc, char **argv)
 
 		tool_sweep_print(runs, n, "median time (us)", 0, "impl,test,size,median_us,min_us");
 		tool_sweep_free(runs, n);
-		free(saved_argv);
 		return 0;
 	}
-	free(saved_argv);
 
 	writes = tool_round_iters(writes, "write");
 	reads = tool_round_iters(reads, "read");

@@ -187,18 +187,16 @@ static int cmp_case(const void *a, const void *b)
 static struct sanity_case *catalogue(size_t *n)
 {
 	const struct sanity_case *tables[] = { sanity_cases_basic, sanity_cases_invalidation };
-	struct sanity_case *all;
-	size_t count = 0, k = 0;
+	static struct sanity_case all[64];
+	size_t count = 0;
 
-	for (size_t t = 0; t < 2; t++)
-		for (const struct sanity_case *c = tables[t]; c->name; c++)
-			count++;
-	all = calloc(count, sizeof(*all));
-	if (!all)
-		tool_die("out of memory");
-	for (size_t t = 0; t < 2; t++)
-		for (const struct sanity_case *c = tables[t]; c->name; c++)
-			all[k++] = *c;
+	for (size_t t = 0; t < 2; t++) {
+		for (const struct sanity_case *c = tables[t]; c->name; c++) {
+			if (count == sizeof(all) / sizeof(all[0]))
+				tool_die("more than %zu test cases: make the catalogue bigger", count);
+			all[count++] = *c;
+		}
+	}
 	qsort(all, count, sizeof(*all), cmp_case);
 	*n = count;
 	return all;
@@ -254,13 +252,11 @@ int main(int argc, char **argv)
 	int verbose = 0, summary = 1, list = 0, extended = 0, dev_id = 0, opt;
 	const char *results_path = getenv("GDR_TEST_RESULTS");
 	size_t ncases, nsel = 0, npicked = 0, counts[3] = { 0 };
-	const char **picked = calloc((size_t)argc, sizeof(char *));
+	const char *picked[argc];
 	struct sanity_case *cases = catalogue(&ncases);
 	struct outcome *out;
 	FILE *results = NULL;
 
-	if (!picked)
-		tool_die("out of memory");
 	while ((opt = getopt_long(argc, argv, "hvslt:d:e", longopts, NULL)) != -1) {
 		if (tool_common_option(opt, optarg, &common))
 			continue;
@@ -362,7 +358,5 @@ int main(int argc, char **argv)
 	if (results)
 		fclose(results);
 	free(out);
-	free(cases);
-	free(picked);
 	return counts[FAILED] ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -39,7 +39,7 @@ $(OBJ)/tools/pplat.o: tools/pplat.cu tools/common.h include/gdrapi.h
 $(TOOLS_BIN)/gdrcopy_pplat: $(OBJ)/tools/pplat.o $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(TOOLS_CXX) -pthread -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
+	$(Q)$(TOOLS_CXX) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
 		-L$(CUDA)/lib64 -lcudart_static $(TOOLS_CUDA_LIBS) -ldl -lrt $(TOOLS_RPATH)
 	$(Q)ln -sf gdrcopy_pplat $(dir $@)pplat
 

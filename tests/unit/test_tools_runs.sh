@@ -37,7 +37,7 @@ fi
 if run copylat_impl_all "$tmp/sweep" "$BIN/gdrcopy_copylat" -s 256 -w 100 -r 10 --impl all; then
 	check_lines copylat_impl_all_auto "$tmp/sweep" '^routine auto: library used [a-z0-9_]+ to GPU, [a-z0-9_]+ from GPU$'
 	check_lines copylat_impl_all_tables "$tmp/sweep" "^Size\(B\)${sp}auto$sp" 2
-	check_lines copylat_impl_all_rows "$tmp/sweep" "^[0-9]+($sp$num)+$sp[a-z0-9_]+$sp$num\$" 18
+	check_lines copylat_impl_all_rows "$tmp/sweep" "^[0-9]+($sp($num|-))+$sp[a-z0-9_]+$sp($num|-)\$" 18
 fi
 "$BIN/gdrcopy_copylat" -s 4K -C >"$tmp/cold" 2>&1
 rc=$?

@@ -16,5 +16,8 @@ $(TOOLS_TESTS): $(TOOLS_TEST_DIR)/%: tests/unit/%.sh $(TOOLS_TEST_LIB)
 	$(Q)sed 's|@LIB@|$(abspath $(TOOLS_TEST_LIB))|' $< >$@ && chmod +x $@
 
 check-build: $(TOOLS_TESTS) $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)) $(SIM_CUDA_LIB)
+check-build-sanitize: $(TOOLS_TESTS) $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)) $(SIM_CUDA_LIB)
 CHECK_TESTS += $(TOOLS_TESTS)
+# The tools built with ASan + UBSan (leak checking included) run the same scripts.
+SANITIZE_TESTS += $(TOOLS_TESTS)
 CHECK_DEBS += mesa-vulkan-drivers libvulkan1
