@@ -4,6 +4,8 @@
 
 TOOLS_TEST_DIR := $(BUILD)/tests/unit
 TOOLS_TESTS := $(addprefix $(TOOLS_TEST_DIR)/,test_tools_sanity test_tools_runs test_tools_nogpu)
+# bench/run.sh, QUICK: the script and its report, not the numbers. Plain build only.
+BENCH_TEST := $(TOOLS_TEST_DIR)/test_bench_quick
 TOOLS_TEST_LIB := $(TOOLS_TEST_DIR)/tools_lib.sh
 
 $(TOOLS_TEST_LIB): tests/unit/tools_lib.sh
@@ -11,13 +13,13 @@ $(TOOLS_TEST_LIB): tests/unit/tools_lib.sh
 	$(Q)sed -e 's|@BIN@|$(abspath $(TOOLS_BIN))|' -e 's|@SIM@|$(abspath $(SIM_CUDA_DIR))|' \
 		-e 's|@STUB@|$(CUDA)/lib64/stubs|' $< >$@
 
-$(TOOLS_TESTS): $(TOOLS_TEST_DIR)/%: tests/unit/%.sh $(TOOLS_TEST_LIB)
+$(TOOLS_TESTS) $(BENCH_TEST): $(TOOLS_TEST_DIR)/%: tests/unit/%.sh $(TOOLS_TEST_LIB)
 	@mkdir -p $(dir $@)
-	$(Q)sed 's|@LIB@|$(abspath $(TOOLS_TEST_LIB))|' $< >$@ && chmod +x $@
+	$(Q)sed -e 's|@LIB@|$(abspath $(TOOLS_TEST_LIB))|' -e 's|@SRC@|$(CURDIR)|' $< >$@ && chmod +x $@
 
-check-build: $(TOOLS_TESTS) $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)) $(SIM_CUDA_LIB)
+check-build: $(TOOLS_TESTS) $(BENCH_TEST) $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)) $(SIM_CUDA_LIB)
 check-build-sanitize: $(TOOLS_TESTS) $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)) $(SIM_CUDA_LIB)
-CHECK_TESTS += $(TOOLS_TESTS)
+CHECK_TESTS += $(TOOLS_TESTS) $(BENCH_TEST)
 # The tools built with ASan + UBSan (leak checking included) run the same scripts.
 SANITIZE_TESTS += $(TOOLS_TESTS)
-CHECK_DEBS += mesa-vulkan-drivers libvulkan1
+CHECK_DEBS += mesa-vulkan-drivers libvulkan1 python3
