@@ -253,6 +253,27 @@ static int classify(const struct gdr_cuda *cuda, unsigned long addr, int *ordina
 }
 
 /*
+ * The mapping addr lies in: the physical allocation mapped there starts at *base (cuMemMap's
+ * offset is always 0) and is imported whole. MAPPING_BASE_ADDR/SIZE name exactly that; drivers
+ * without them answer cuMemGetAddressRange with the same range for VMM memory.
+ */
+static CUresult mapping_range(const struct gdr_cuda *cuda, unsigned long addr, CUdeviceptr *base,
+			      size_t *size)
+{
+	unsigned long long b = 0, n = 0;
+
+	if (cuda->cuPointerGetAttribute(&b, CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, addr) ==
+	    CUDA_SUCCESS &&
+	    cuda->cuPointerGetAttribute(&n, CU_POINTER_ATTRIBUTE_MAPPING_SIZE, addr) ==
+	    CUDA_SUCCESS && b && n && addr >= b && addr - b < n) {
+		*base = b;
+		*size = n;
+		return CUDA_SUCCESS;
+	}
+	return cuda->cuMemGetAddressRange(base, size, addr);
+}
+
+/*
  * The CUDA side of a pin, with a context current: the allocation's range, our reference on it,
  * and an fd for it. 0 with *fd and pin->handle set, or an errno (logged, nothing held).
  */
@@ -264,7 +285,7 @@ static int export_allocation(const struct gdr_cuda *cuda, const struct gdr_pin_r
 	char err[128];
 	CUresult res;
 
-	res = cuda->cuMemGetAddressRange(base, &range_size, req->addr);
+	res = mapping_range(cuda, req->addr, base, &range_size);
 	if (res != CUDA_SUCCESS) {
 		gdr_err("vulkan: pin 0x%lx: not inside a CUDA allocation (cuMemGetAddressRange: %s)",
 			req->addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)));

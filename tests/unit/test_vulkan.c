@@ -321,6 +321,50 @@ static int case_free_while_pinned(void)
 	return 0;
 }
 
+/*
+ * Two allocations mapped back to back in one reservation (as PyTorch's expandable segments do):
+ * each pin imports the allocation its address lies in, and a pin across the seam is refused.
+ */
+static int case_segments(void)
+{
+	CUmemAllocationProp prop = {
+		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+		.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+		.location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 },
+	};
+	CUmemAccessDesc access = { .location = prop.location,
+				   .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	CUmemGenericAllocationHandle h[2];
+	struct leak_mark lm;
+	CUdeviceptr va;
+	gdr_info_t info;
+	gdr_mh_t mh;
+	void *base;
+	uint8_t *map;
+
+	mark(&lm);
+	CHECK_CU(cuMemAddressReserve(&va, 6 * MiB, 0, 0, 0));
+	for (int i = 0; i < 2; i++) {
+		CHECK_CU(cuMemCreate(&h[i], 2 * MiB, &prop, 0));
+		CHECK_CU(cuMemMap(va + (size_t)i * 2 * MiB, 2 * MiB, 0, h[i], 0));
+	}
+	CHECK_CU(cuMemSetAccess(va, 4 * MiB, &access, 1));
+	if (pin_map(va + 2 * MiB + 65536 + 5, 1000, &mh, &base, &map))
+		return 1;
+	CHECK_EQ(gdr_get_info(g, mh, &info), 0);
+	CHECK_EQ(info.va, va + 2 * MiB + 65536);
+	memcpy(map, "seam", 4);
+	CHECK(!memcmp((const void *)(uintptr_t)(va + 2 * MiB + 65536 + 5), "seam", 4));
+	CHECK(unmap_unpin(mh, base) == 0);
+	CHECK_EQ(gdr_pin_buffer_v2(g, va + 2 * MiB - 4096, 8192, 0, &mh), EINVAL);
+	for (int i = 0; i < 2; i++) {
+		CHECK_CU(cuMemUnmap(va + (size_t)i * 2 * MiB, 2 * MiB));
+		CHECK_CU(cuMemRelease(h[i]));
+	}
+	CHECK_CU(cuMemAddressFree(va, 6 * MiB));
+	return check_no_leak(&lm);
+}
+
 /* Each refusal: its errno, a log line saying why and what to do, nothing left behind. */
 static int expect_pin_error(unsigned long addr, size_t size, uint32_t flags, int want,
 			    const char *log_part)
@@ -622,6 +666,7 @@ static const struct simtest_case cases[] = {
 	{ "coherent_direct", case_coherent_direct },
 	{ "many_buffers", case_many_buffers },
 	{ "free_while_pinned", case_free_while_pinned },
+	{ "segments", case_segments },
 	{ "refusals", case_refusals },
 	{ "map_errors", case_map_errors },
 	{ "unmatched_device", case_unmatched_device },

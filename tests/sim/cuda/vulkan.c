@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Backing memory that a Vulkan driver will import. Mesa's lavapipe exports OPAQUE_FD memory as
- * a memfd that starts with its own header (the data follows at 4096) and imports only fds it
- * exported itself; so POSIX-fd VMM allocations take their memory from a lavapipe export: the
- * simulator allocates exportable memory, keeps the exported fd, and frees its own VkDeviceMemory
- * at once (the memfd lives on in the fd). Device 0 reports this Vulkan device's UUID, so a
+ * a memfd that starts with its own header (the data follows, at 4096 in Mesa 22) and imports
+ * only fds it exported itself; so POSIX-fd VMM allocations take their memory from a lavapipe
+ * export: the simulator allocates exportable memory, keeps the exported fd, finds where the data
+ * starts in it, and frees its own VkDeviceMemory at once (the memfd lives on in the fd). Device 0 reports this Vulkan device's UUID, so a
  * backend that matches CUDA and Vulkan devices by UUID finds it.
  *
  * Vulkan is loaded with dlopen, so the simulator works (with plain memfds) where there is none.
