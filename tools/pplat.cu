@@ -68,9 +68,11 @@ __global__ void pp_kernel(struct pp_args a)
 		a.gpu_ns[0] = globaltimer();
 	for (uint32_t i = 1; i <= a.iters; i++) {
 		if (a.mode == 0) {
-			if (threadIdx.x == 0)
+			if (threadIdx.x == 0) {
 				while (*a.gpu_flag < i)
 					;
+				__threadfence_system();	/* the data is read after the flag */
+			}
 			__syncthreads();
 			for (size_t w = tid; w < a.words; w += nthreads)
 				if (a.data[w] != data_word(i, w))
@@ -81,8 +83,10 @@ __global__ void pp_kernel(struct pp_args a)
 		}
 		__syncthreads();
 		if (threadIdx.x == 0) {
+			/* Release this block's data; the last block also acquires the others'. */
 			__threadfence_system();
 			if (atomicAdd(a.arrive, 1u) == gridDim.x * i - 1) {
+				__threadfence_system();
 				*a.cpu_flag = i;
 				__threadfence_system();
 			}
@@ -150,8 +154,9 @@ static void obj_write(struct pp *p, struct object *o, const void *src, size_t n)
 	if (o->where == GPUMEM) {
 		gdr_copy_to_mapping(o->m.mh, o->cpu, src, n);
 	} else if (o->where == HOSTMEM) {
+		/* A full fence: a flag stored next through a WC mapping must not pass the data. */
 		memcpy(o->cpu, src, n);
-		__atomic_thread_fence(__ATOMIC_RELEASE);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	} else {
 		memcpy(o->staging, src, n);
 		CU_CHECK(cuMemcpyHtoDAsync(o->dev, o->staging, n, p->copy_stream));
@@ -273,6 +278,8 @@ static void exchange(struct pp *p, struct object *gflag, struct object *cflag,
 		} else {
 			wait_flag(p, cflag, i, deadline);
 			t1 = tool_now_us();
+			/* Streaming loads from WC memory may pass the flag's load: fence them. */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 			if (data)
 				obj_read(p, data, buf, data->size);
 			flag_write(p, gflag, i);
