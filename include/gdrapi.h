@@ -174,8 +174,9 @@ int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_v2_t *info);
 
 /*
  * Map a pinned buffer into the CPU's address space. The mapping starts at info.va, not at the
- * pinned address: add (addr - info.va). The pin must start on a GPU page (64 KiB) boundary.
- * A handle maps once; a second map gives EAGAIN.
+ * pinned address: add (addr - info.va). With the gdrdrv backend the pin must start on a GPU page
+ * (64 KiB) boundary (EINVAL otherwise); the dmabuf and vulkan backends map any pin. A handle
+ * maps once; a second map gives EAGAIN.
  */
 int gdr_map(gdr_t g, gdr_mh_t handle, void **va, size_t size);
 
