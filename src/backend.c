@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 
 #include "backend.h"
 #include "gdr.h"
@@ -123,6 +124,13 @@ int gdr_backend_info_from_memh(struct gdr *g, struct gdr_memh *mh, gdr_info_v2_t
 	info->mapped = mh->mapping_type != GDR_MAPPING_TYPE_NONE;
 	info->wc_mapping = mh->mapping_type == GDR_MAPPING_TYPE_WC;
 	return 0;
+}
+
+void gdr_backend_keep_from_fork(void *va, size_t len)
+{
+	if (madvise(va, len, MADV_DONTFORK))
+		gdr_warn("madvise(MADV_DONTFORK) of the mapping at %p failed (%s): fork children "
+			 "will inherit it", va, strerror(errno));
 }
 
 int gdr_backend_no_module_version(struct gdr *g, int *major, int *minor)

@@ -91,6 +91,11 @@ int gdr_backend_select(struct gdr *g);
 
 /* Shared helpers for backends. */
 int gdr_backend_info_from_memh(struct gdr *g, struct gdr_memh *mh, gdr_info_v2_t *info);
+/*
+ * Keep a CPU mapping of GPU memory out of fork children, as gdrdrv's VM_DONTCOPY does: a child
+ * touching it faults instead of reaching memory it never pinned. Logs and goes on if it cannot.
+ */
+void gdr_backend_keep_from_fork(void *va, size_t len);
 /* For backends with no kernel module: report the gdrdrv version whose behaviour they give. */
 int gdr_backend_no_module_version(struct gdr *g, int *major, int *minor);
 

@@ -182,8 +182,6 @@ static void fork_after_gdr_map(enum sanity_mem mem)
 	void *ptr;
 	pid_t pid;
 
-	need_gdrdrv("mappings are inherited by fork children; only gdrdrv keeps them out "
-		    "(VM_DONTCOPY)");
 	need_mem(mem);
 	ctx_init(&c);
 	buf_alloc(&c, &b, SANITY_SIZE, mem);

@@ -461,6 +461,7 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 			(unsigned long long)len, (unsigned long long)pin->offset, vk_result_name(r));
 		return r == VK_ERROR_MEMORY_MAP_FAILED ? ENOMEM : vk_errno(r);
 	}
+	gdr_backend_keep_from_fork(*va, len);
 	*type = GDR_MAPPING_TYPE_WC;
 	return 0;
 }

@@ -198,6 +198,8 @@ static int case_gpu_write_cpu_read(void)
 	}
 	fill_words(buf, words, 0xbeef);
 	CHECK_CU(cu->cuMemcpyHtoD(m.ptr, buf, size));
+	/* A pageable HtoD may return before its DMA lands (seen on the H200). */
+	CHECK_CU(cu->cuCtxSynchronize());
 	memset(buf, 0, size);
 	sig = guarded_copy(false, mh, buf, map, size);
 	if (sig) {
@@ -263,6 +265,8 @@ static int case_partial_offsets(void)
 				continue;
 			memset(src, 0xa5, n + 128);
 			CHECK_CU(cu->cuMemcpyHtoD(dev - 64, src, n + 128));
+			/* Else the guard fill can land after the CPU's write (seen on the H200). */
+			CHECK_CU(cu->cuCtxSynchronize());
 			for (size_t i = 0; i < n; i++)
 				src[i] = (uint8_t)(i * 7 + off + si);
 			gdr_copy_to_mapping(mh, map + off, src, n);
