@@ -49,3 +49,13 @@ gpu-build: $(GPU_TESTS) $(GPU_BENCH)
 
 check-gpu: gpu-build
 	$(Q)tests/run-tests.sh $(GPU_TESTS)
+
+# bench_copy_impls links the library statically: it times the routines themselves, which the
+# shared library does not export.
+GPU_IMPLS_BENCH := $(GPU_DIR)/bench_copy_impls
+$(GPU_IMPLS_BENCH): $(OBJ)/tests/gpu/bench_copy_impls.o $(GPU_COMMON_OBJS) $(LIB_STATIC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/gpu/bench_copy_impls.o $(GPU_COMMON_OBJS) \
+		$(LIB_STATIC) -ldl
+gpu-build: $(GPU_IMPLS_BENCH)
