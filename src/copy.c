@@ -194,13 +194,19 @@ static void select_auto(struct gdr_copy_table *t, unsigned int cpu)
 		set_from_all(t, &impl_avx2);
 	}
 	/*
-	 * At 4 KiB rep movsb and streaming stores tie (0.38 us, against 0.59 us for memcpy) where
-	 * the string microcode is fast (ERMS). AVX-512 and MOVDIR64B are taken only when forced:
-	 * AVX-512 stores measured no faster than the others, its loads are pathological when
-	 * small, and MOVDIR64B has not been measured.
+	 * Measured on the H200, every routine in one process, interleaved (tests/gpu/
+	 * bench_copy_impls, docs/performance.md): into WC, rep movsb (with ERMS) is the fastest from
+	 * 64 KiB (4.13 us against 4.27 for AVX2) but 3-10% slower than AVX2 from 2 to 16 KiB; the
+	 * stores of AVX2, AVX-512 and MOVDIR64B tie below 64 KiB. Out of WC, AVX-512 streaming
+	 * loads beat AVX2 by 10-20% from 1 KiB up (4 KiB: 3.95 against 4.93 us) and are
+	 * pathological below 256 B (the small class starts at 65 B, so it keeps AVX2).
 	 */
 	if (cpu & GDR_CPU_ERMS)
-		set_to(t, GDR_COPY_MEDIUM, &impl_rep_movsb);
+		set_to(t, GDR_COPY_LARGE, &impl_rep_movsb);
+	if (can_run(&impl_avx512, cpu)) {
+		set_from(t, GDR_COPY_MEDIUM, &impl_avx512);
+		set_from(t, GDR_COPY_LARGE, &impl_avx512);
+	}
 #elif defined(__aarch64__)
 	set_to_above_tiny(t, &impl_stp);
 	set_from_all(t, &impl_stp);
