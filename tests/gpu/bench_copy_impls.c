@@ -33,32 +33,12 @@ struct row {
 static gdr_mh_t mh;
 static unsigned char *map;
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Time one batch of copies with row r; returns microseconds per copy. */
 static double run_batch(const struct row *r, int to_device, unsigned char *host, size_t n,
 			int count)
 {
-	double t0 = now_ns();
+	double t0 = gpu_now_ns();
 
 	for (int i = 0; i < count; i++) {
 		if (r->raw) {
@@ -78,7 +58,7 @@ static double run_batch(const struct row *r, int to_device, unsigned char *host,
 			__builtin_ia32_sfence();
 		}
 	}
-	return (now_ns() - t0) / 1e3 / count;
+	return (gpu_now_ns() - t0) / 1e3 / count;
 }
 
 static int build_rows(struct row *rows, int to_device, size_t n)
@@ -138,7 +118,7 @@ static void bench_size(int to_device, size_t n, int rounds, unsigned char *host)
 	}
 	printf("%s %7zu B:", to_device ? "to  " : "from", n);
 	for (int k = 0; k < nrows; k++) {
-		double m = median(rows[k].t, rounds);
+		double m = gpu_median(rows[k].t, rounds);
 
 		printf(" %s=%.3f", rows[k].name, m);
 		if (k && !rows[k].raw && m < best) {

@@ -20,26 +20,6 @@
 
 static int batches = 201, per_batch = 100;
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static inline void store_fence(void)
 {
@@ -82,14 +62,14 @@ static int run_op(struct ctx *c, enum op op)
 static double time_op(struct ctx *c, enum op op, double *samples)
 {
 	for (int b = 0; b < batches; b++) {
-		double t0 = now_ns();
+		double t0 = gpu_now_ns();
 
 		for (int i = 0; i < per_batch; i++)
 			if (run_op(c, op))
 				return -1;
-		samples[b] = (now_ns() - t0) / per_batch;
+		samples[b] = (gpu_now_ns() - t0) / per_batch;
 	}
-	return median(samples, batches);
+	return gpu_median(samples, batches);
 }
 
 /* Median pin + map, and unmap + unpin, of size bytes at ptr. */
@@ -103,18 +83,18 @@ static int time_pin_map(gdr_t g, CUdeviceptr ptr, size_t size, int n, double *pi
 	for (int i = 0; i < n; i++) {
 		gdr_mh_t mh;
 		void *va;
-		double t0 = now_ns(), t1;
+		double t0 = gpu_now_ns(), t1;
 
 		if (gdr_pin_buffer_v2(g, ptr, size, 0, &mh) || gdr_map(g, mh, &va, size))
 			return -1;
-		t1 = now_ns();
+		t1 = gpu_now_ns();
 		a[i] = t1 - t0;
 		gdr_unmap(g, mh, va, size);
 		gdr_unpin_buffer(g, mh);
-		b[i] = now_ns() - t1;
+		b[i] = gpu_now_ns() - t1;
 	}
-	*pin_map = median(a, n);
-	*unpin = median(b, n);
+	*pin_map = gpu_median(a, n);
+	*unpin = gpu_median(b, n);
 	free(a);
 	free(b);
 	return 0;
@@ -166,13 +146,13 @@ int main(int argc, char **argv)
 	c.dev = m.ptr;
 
 	/* The first pin also creates the VkDevice. */
-	first_pin = now_ns();
+	first_pin = gpu_now_ns();
 	if (!samples || gdr_pin_buffer_v2(g, m.ptr, 2 * MiB, 0, &c.mh) ||
 	    gdr_map(g, c.mh, &c.map, 2 * MiB)) {
 		fprintf(stderr, "pin/map failed\n");
 		return 1;
 	}
-	first_pin = now_ns() - first_pin;
+	first_pin = gpu_now_ns() - first_pin;
 
 	printf("%-40s %12s\n", "operation (median per op)", "us");
 	for (enum op op = OP_STORE; op <= OP_DTOH; op++) {

@@ -47,6 +47,11 @@ static inline uint32_t gpu_pattern(uint32_t seed, unsigned long long i)
 	return seed ^ (uint32_t)(i * 2654435761ull) ^ (uint32_t)(i >> 32);
 }
 
+/* CLOCK_MONOTONIC in nanoseconds, for the benchmarks. */
+double gpu_now_ns(void);
+/* The median of v[0..n), n > 0; sorts v. */
+double gpu_median(double *v, int n);
+
 /* Whether the kernels were built in (nvcc at build time) and load on this GPU. */
 bool gpu_kernels_available(const char **why);
 /* Fill n words at p with the pattern; synchronous. */
