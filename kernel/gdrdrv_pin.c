@@ -171,14 +171,10 @@ out_unlock:
 	return ret;
 }
 
-/*
- * Zap mr's CPU mappings and give its pages back; later touches of a mapping get SIGBUS. The MR
- * stays allocated for the references still held.
- */
-static void gdrdrv_mr_unpin(struct gdrdrv_mr *mr)
+/* Zap mr's CPU mappings (later touches get SIGBUS) and take its table, if it still has one. */
+static struct nvidia_p2p_page_table *gdrdrv_mr_detach(struct gdrdrv_mr *mr)
 {
 	struct nvidia_p2p_page_table *pt;
-	int ret;
 
 	down_write(&mr->sem);
 	mr->unpinned = true;
@@ -186,9 +182,16 @@ static void gdrdrv_mr_unpin(struct gdrdrv_mr *mr)
 	pt = mr->page_table;
 	mr->page_table = NULL;
 	up_write(&mr->sem);
+	return pt;
+}
+
+/* Give back a table taken by gdrdrv_mr_detach(). Unlocked: put_pages waits for a callback. */
+static void gdrdrv_mr_release_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page_table *pt)
+{
+	int ret;
+
 	if (!pt)
 		return;		/* revoked by the free callback */
-	/* Unlocked: put_pages waits for a callback in flight, which takes mr->sem. */
 	ret = gdrdrv_put_pages(mr, pt);
 	if (ret) {
 		pr_err("handle 0x%llx: put_pages failed (%d); the pages stay pinned\n",
@@ -292,7 +295,7 @@ int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *
 		goto err_put_pages;
 	ret = gdrdrv_handle_publish(fp, mr);
 	if (ret) {
-		gdrdrv_mr_unpin(mr);
+		gdrdrv_mr_release_table(mr, gdrdrv_mr_detach(mr));
 		goto err_release_handle;
 	}
 
@@ -311,8 +314,29 @@ err_free:
 	return ret;
 }
 
+static void gdrdrv_mm_lock(struct mm_struct *mm)
+{
+#ifdef GDRDRV_HAVE_MMAP_READ_LOCK
+	mmap_read_lock(mm);
+#else
+	down_read(&mm->mmap_sem);
+#endif
+}
+
+static void gdrdrv_mm_unlock(struct mm_struct *mm)
+{
+#ifdef GDRDRV_HAVE_MMAP_READ_LOCK
+	mmap_read_unlock(mm);
+#else
+	up_read(&mm->mmap_sem);
+#endif
+}
+
+/* Called by the owner (the ioctl layer checked), so current->mm is where its mmaps happen. */
 int gdrdrv_unpin(struct gdrdrv_file *fp, u64 handle)
 {
+	struct nvidia_p2p_page_table *pt;
+	struct mm_struct *mm = current->mm;
 	struct gdrdrv_mr *mr = NULL;
 
 	mutex_lock(&fp->lock);
@@ -324,7 +348,17 @@ int gdrdrv_unpin(struct gdrdrv_file *fp, u64 handle)
 	mutex_unlock(&fp->lock);
 	if (!mr)
 		return -EINVAL;
-	gdrdrv_mr_unpin(mr);
+	/*
+	 * An mmap of this MR in another thread may have remapped the pages but not yet linked its
+	 * VMA into the file's mapping, where the zap cannot see it. The VM does both under the
+	 * mmap_lock of the owner's mm; mmap_lock before mr->sem is the order mmap already uses.
+	 */
+	if (mm)
+		gdrdrv_mm_lock(mm);
+	pt = gdrdrv_mr_detach(mr);
+	if (mm)
+		gdrdrv_mm_unlock(mm);
+	gdrdrv_mr_release_table(mr, pt);
 	gdrdrv_mr_put(mr);
 	return 0;
 }
@@ -343,7 +377,8 @@ void gdrdrv_unpin_all(struct gdrdrv_file *fp)
 		mutex_unlock(&fp->lock);
 		if (!mr)
 			break;
-		gdrdrv_mr_unpin(mr);
+		/* No mmap can be in flight: it would hold a reference on the file. */
+		gdrdrv_mr_release_table(mr, gdrdrv_mr_detach(mr));
 		gdrdrv_mr_put(mr);
 	}
 }

@@ -5,7 +5,7 @@
  *
  * Lock order, outermost first:
  *   NVIDIA's own locks (held around the free callback)
- *   mm->mmap_lock (held by the VM around ->mmap and the vm_ops)
+ *   mm->mmap_lock (held by the VM around ->mmap and the vm_ops, taken by UNPIN)
  *     gdrdrv_file.lock  or  gdrdrv_mr.sem, never both: a lookup takes a reference on the MR under
  *                       file.lock and drops file.lock before it takes mr.sem
  *       mapping->i_mmap_rwsem (inside unmap_mapping_range, under mr.sem)
