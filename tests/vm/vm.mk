@@ -3,10 +3,10 @@
 # initramfs holding them; $(VM_TIER) boots it under QEMU/TCG (tests/vm/run-vm.sh) and reports
 # one result per case. Where there are no headers or no kernel image the tier skips.
 #
-# For kernel/kernel.mk: $(VM_KDIR) is the headers' build directory (empty if none), and
-# $(NVP2P_SIM_SYMVERS) the sim's Module.symvers, to pass as KBUILD_EXTRA_SYMBOLS so gdrdrv
-# links against the sim's nvidia_p2p exports. kernel.mk names its module $(GDRDRV_KO); when it
-# does not, the tier runs the sim's cases and skips gdrdrv's.
+# gdrdrv.ko comes from kernel/kernel.mk's "modules" target, built for this kernel into
+# $(VM_DIR)/gdrdrv; it resolves its nvidia_p2p imports against kernel.mk's stub at build time
+# and binds to nvp2p_sim's exports (same nv-p2p.h, same symbol versions) at load time. Without
+# kernel/kernel.mk the tier runs the sim's cases and skips gdrdrv's.
 
 VM_DIR := $(BUILD)/vm
 VM_KVER := $(shell tests/vm/kernel-release.sh)
@@ -20,7 +20,6 @@ VM_KBUILD = env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL \
 
 NVP2P_SIM_DIR := $(VM_DIR)/nvp2p_sim
 NVP2P_SIM_KO := $(NVP2P_SIM_DIR)/nvp2p_sim.ko
-NVP2P_SIM_SYMVERS := $(abspath $(NVP2P_SIM_DIR))/Module.symvers
 NVP2P_SIM_SRCS := tests/sim/nvp2p_sim/Kbuild $(sort $(wildcard tests/sim/nvp2p_sim/*.[ch]))
 
 # Built from a copy, so the source tree stays clean and each BUILD= has its own objects.
@@ -30,7 +29,6 @@ $(NVP2P_SIM_KO): $(NVP2P_SIM_SRCS) kernel/nvidia/nv-p2p.h
 	$(Q)cp $(NVP2P_SIM_SRCS) $(NVP2P_SIM_DIR)/
 	$(Q)$(VM_KBUILD) M=$(abspath $(NVP2P_SIM_DIR)) NV_P2P_INC=$(abspath kernel/nvidia) W=1 \
 		modules >$(NVP2P_SIM_DIR)/build.log 2>&1 || { cat $(NVP2P_SIM_DIR)/build.log; exit 1; }
-$(NVP2P_SIM_SYMVERS): $(NVP2P_SIM_KO)
 
 # The programs that run inside the VM, and the runner's helper.
 VM_TESTS := $(patsubst tests/vm/%.c,$(VM_DIR)/bin/%,$(sort $(wildcard tests/vm/test_*.c)))
@@ -53,6 +51,13 @@ $(VMCTL): $(OBJ)/tests/vm/vmctl.o $(VM_HELPER_OBJ) $(LIB_SHARED)
 VM_INITRAMFS := $(VM_DIR)/initramfs.cpio
 VM_TIER := $(VM_DIR)/vm-tier
 
+ifneq ($(wildcard kernel/kernel.mk),)
+VM_GDRDRV_KO := $(VM_DIR)/gdrdrv/gdrdrv.ko
+# kernel.mk's target is phony: kbuild decides what is out of date.
+$(VM_GDRDRV_KO): FORCE_VM_TIER
+	$(Q)$(MAKE) --no-print-directory modules KDIR=$(VM_KDIR) GDRDRV_OUT=$(abspath $(dir $@))
+endif
+
 ifneq ($(VM_KVER),)
 VM_RUN_ARGS := --kernel $(VM_KERNEL) --initramfs $(abspath $(VM_INITRAMFS)) --dir $(abspath $(VM_DIR))
 VM_BUILD := $(VM_INITRAMFS)
@@ -62,17 +67,15 @@ linux-headers-amd64 linux-image-amd64)"
 VM_BUILD :=
 endif
 
-# gdrdrv.ko is kernel.mk's, read after this file: name it through secondary expansion.
-.SECONDEXPANSION:
 $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VMCTL) \
-		$(LIB_SHARED) $(NVP2P_SIM_KO) $$(GDRDRV_KO)
+		$(LIB_SHARED) $(NVP2P_SIM_KO) $(VM_GDRDRV_KO)
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)tests/vm/mkinitramfs.sh $@ tests/vm/guest-init.sh $(LIB_DIR) \
 		$(LIB_DIR)/$(LIB_SONAME)=/gdr/lib/$(LIB_SONAME) \
 		$(VMCTL)=/gdr/bin/vmctl \
 		$(foreach t,$(VM_TESTS),$(t)=/gdr/tests/$(notdir $(t))) \
 		$(NVP2P_SIM_KO)=/gdr/modules/nvp2p_sim.ko \
-		$(if $(GDRDRV_KO),$(GDRDRV_KO)=/gdr/modules/gdrdrv.ko)
+		$(if $(VM_GDRDRV_KO),$(VM_GDRDRV_KO)=/gdr/modules/gdrdrv.ko)
 
 # Rewritten on every make, so it always names this configuration's kernel.
 $(VM_TIER): FORCE_VM_TIER
