@@ -83,6 +83,8 @@ static void gdrdrv_free_callback(void *data)
 	mr->cb_flag = true;
 	/* Later CPU touches get SIGBUS: the BAR1 space is about to be reused. */
 	gdrdrv_mr_zap(mr);
+	if (mr->page_table)
+		gdrdrv_mr_release_wc(mr);
 	pt = mr->page_table;
 	mr->page_table = NULL;
 	up_write(&mr->sem);
@@ -165,6 +167,7 @@ static int gdrdrv_mr_take_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page_tab
 	}
 	mr->cpu_cacheable = gdrdrv_table_cacheable(pt);
 	mr->page_table = pt;
+	gdrdrv_mr_reserve_wc(mr);
 	atomic64_inc(&gdrdrv_tables);
 out_unlock:
 	up_write(&mr->sem);
@@ -179,6 +182,8 @@ static struct nvidia_p2p_page_table *gdrdrv_mr_detach(struct gdrdrv_mr *mr)
 	down_write(&mr->sem);
 	mr->unpinned = true;
 	gdrdrv_mr_zap(mr);
+	if (mr->page_table)
+		gdrdrv_mr_release_wc(mr);
 	pt = mr->page_table;
 	mr->page_table = NULL;
 	up_write(&mr->sem);
@@ -314,29 +319,8 @@ err_free:
 	return ret;
 }
 
-static void gdrdrv_mm_lock(struct mm_struct *mm)
-{
-#ifdef GDRDRV_HAVE_MMAP_READ_LOCK
-	mmap_read_lock(mm);
-#else
-	down_read(&mm->mmap_sem);
-#endif
-}
-
-static void gdrdrv_mm_unlock(struct mm_struct *mm)
-{
-#ifdef GDRDRV_HAVE_MMAP_READ_LOCK
-	mmap_read_unlock(mm);
-#else
-	up_read(&mm->mmap_sem);
-#endif
-}
-
-/* Called by the owner (the ioctl layer checked), so current->mm is where its mmaps happen. */
 int gdrdrv_unpin(struct gdrdrv_file *fp, u64 handle)
 {
-	struct nvidia_p2p_page_table *pt;
-	struct mm_struct *mm = current->mm;
 	struct gdrdrv_mr *mr = NULL;
 
 	mutex_lock(&fp->lock);
@@ -348,17 +332,7 @@ int gdrdrv_unpin(struct gdrdrv_file *fp, u64 handle)
 	mutex_unlock(&fp->lock);
 	if (!mr)
 		return -EINVAL;
-	/*
-	 * An mmap of this MR in another thread may have remapped the pages but not yet linked its
-	 * VMA into the file's mapping, where the zap cannot see it. The VM does both under the
-	 * mmap_lock of the owner's mm; mmap_lock before mr->sem is the order mmap already uses.
-	 */
-	if (mm)
-		gdrdrv_mm_lock(mm);
-	pt = gdrdrv_mr_detach(mr);
-	if (mm)
-		gdrdrv_mm_unlock(mm);
-	gdrdrv_mr_release_table(mr, pt);
+	gdrdrv_mr_release_table(mr, gdrdrv_mr_detach(mr));
 	gdrdrv_mr_put(mr);
 	return 0;
 }
@@ -377,7 +351,6 @@ void gdrdrv_unpin_all(struct gdrdrv_file *fp)
 		mutex_unlock(&fp->lock);
 		if (!mr)
 			break;
-		/* No mmap can be in flight: it would hold a reference on the file. */
 		gdrdrv_mr_release_table(mr, gdrdrv_mr_detach(mr));
 		gdrdrv_mr_put(mr);
 	}

@@ -5,7 +5,7 @@
  *
  * Lock order, outermost first:
  *   NVIDIA's own locks (held around the free callback)
- *   mm->mmap_lock (held by the VM around ->mmap and the vm_ops, taken by UNPIN)
+ *   mm->mmap_lock (held by the VM around ->mmap and the vm_ops, faults included)
  *     gdrdrv_file.lock  or  gdrdrv_mr.sem, never both: a lookup takes a reference on the MR under
  *                       file.lock and drops file.lock before it takes mr.sem
  *       mapping->i_mmap_rwsem (inside unmap_mapping_range, under mr.sem)
@@ -111,6 +111,7 @@ struct gdrdrv_mr {
 	struct nvidia_p2p_page_table *page_table;	/* NULL once unpinned or revoked */
 	bool cb_flag;			/* NVIDIA's free callback revoked the pages */
 	bool unpinned;			/* out of the table; only VMAs still hold it */
+	bool wc_reserved;		/* x86 PAT: WC recorded for the pages' physical ranges */
 	unsigned int nr_vmas;		/* VMAs of the one mapping (a split makes two) */
 	gdr_mr_type_t map_type;		/* of the mapping; GDR_MR_NONE when not mapped */
 	gdr_mr_type_t req_type;		/* REQ_MAPPING_TYPE for the next mmap; NONE: default */
@@ -154,6 +155,8 @@ int gdrdrv_mr_query(struct gdrdrv_file *fp, u64 handle, struct gdrdrv_mr_state *
 /* gdrdrv_mmap.c */
 int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma);
 void gdrdrv_mr_zap(struct gdrdrv_mr *mr);
+void gdrdrv_mr_reserve_wc(struct gdrdrv_mr *mr);
+void gdrdrv_mr_release_wc(struct gdrdrv_mr *mr);
 int gdrdrv_mr_request_type(struct gdrdrv_file *fp, u64 handle, gdr_mr_type_t type);
 
 /* gdrdrv_ioctl.c */
