@@ -13,7 +13,7 @@
 # then "begin NAME" and "pass NAME" / "fail NAME reason" / "skip NAME reason", and "done" at
 # the end. Everything else goes to the console, the first serial port, which run-vm.sh keeps.
 # Kernel command line: gdr_timeout=S per case (default 60), gdr_filter=ERE to run only the
-# cases whose full name matches.
+# cases whose full name matches, gdr_seed=N for the fuzz cases.
 
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -31,11 +31,14 @@ CASE_TIMEOUT=$(arg gdr_timeout)
 : "${CASE_TIMEOUT:=60}"
 FILTER=$(arg gdr_filter)
 export VMTEST_TIMEOUT=$CASE_TIMEOUT
+SEED=$(arg gdr_seed)
+[ -n "$SEED" ] && export VMTEST_SEED=$SEED
 
-RESULTS=/dev/ttyS1
-stty -F $RESULTS raw -echo 2>/dev/null
-# One open per line: closing a tty waits until its output has left the port.
-say() { echo "$*" >$RESULTS; }
+# Open once for the whole run: each open of a serial port resets its FIFO, losing what an
+# earlier close had not finished sending. Closing it at the end waits for the last byte.
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+exec 3>/dev/ttyS1
+say() { echo "$*" >&3; }
 log() { echo "vm-tier: $*"; }
 
 # Kernel log lines that fail the case they appear in.
@@ -131,7 +134,7 @@ run_prog_case() { # full-name prog case
 	wanted "$1" || return 0
 	say "begin $1"
 	log "=== $1"
-	timeout -s KILL $((CASE_TIMEOUT + 30)) "$2" "$3" >/tmp/case.out 2>&1
+	timeout -s KILL $((CASE_TIMEOUT + 30)) "$2" "$3" >/tmp/case.out 2>&1 3>&-
 	rc=$?
 	sed 's/^/  | /' /tmp/case.out
 	verdict "$1" $rc /tmp/case.out
@@ -183,7 +186,7 @@ load_gdrdrv() {
 HOLDER=
 unload_refused_while_open() {
 	rm -f /tmp/held
-	/gdr/bin/vmctl hold /tmp/held &
+	/gdr/bin/vmctl hold /tmp/held 3>&- &
 	HOLDER=$!
 	i=0
 	while [ ! -e /tmp/held ]; do
@@ -287,6 +290,7 @@ run_phase nonpersistent
 
 run_shell_case sim/module_unload unload_sim
 say "done"
+exec 3>&-
 log "done"
 sync
 poweroff -f
