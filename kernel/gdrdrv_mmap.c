@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * CPU mappings of pinned GPU memory: mmap(fd, handle << PAGE_SHIFT) maps the MR with that handle,
- * from its start, once at a time. There is no fault handler: once a mapping is zapped (unpin,
- * free callback), touching it raises SIGBUS.
+ * from its start, once at a time. The page table entries are made at fault time, under the MR's
+ * lock, never in mmap: the VM links a new VMA into the file's mapping only after ->mmap returns,
+ * so entries made in ->mmap could escape a zap (unpin, free callback) that ran in between, and the
+ * pages could be touched after NVIDIA freed them. Once an MR's pages are gone its faults get
+ * SIGBUS.
  */
 #include "gdrdrv_priv.h"
+
+#include <linux/io.h>
 
 /* Which caching an mmap of mr gets when REQ_MAPPING_TYPE asked for nothing. */
 static bool gdrdrv_mr_can_cache(const struct gdrdrv_mr *mr)
@@ -28,14 +33,15 @@ static gdr_mr_type_t gdrdrv_mr_pick_type(const struct gdrdrv_mr *mr)
 static int gdrdrv_type_prot(gdr_mr_type_t type, pgprot_t *prot)
 {
 	switch (type) {
+	/* MMIO is never encrypted memory (SME, TDX); io_remap_pfn_range() would say the same. */
 	case GDR_MR_WC:
-		*prot = pgprot_writecombine(*prot);
+		*prot = pgprot_decrypted(pgprot_writecombine(*prot));
 		return 0;
 	case GDR_MR_CACHING:
 		return 0;
 	case GDR_MR_DEVICE:
 #ifdef CONFIG_ARM64
-		*prot = pgprot_device(*prot);
+		*prot = pgprot_decrypted(pgprot_device(*prot));
 		return 0;
 #else
 		break;
@@ -123,11 +129,6 @@ static void gdrdrv_vma_close(struct vm_area_struct *vma)
 	gdrdrv_mr_put(mr);
 }
 
-static const struct vm_operations_struct gdrdrv_vm_ops = {
-	.open = gdrdrv_vma_open,
-	.close = gdrdrv_vma_close,
-};
-
 static void gdrdrv_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
 #ifdef GDRDRV_HAVE_VM_FLAGS_SET
@@ -137,55 +138,103 @@ static void gdrdrv_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 #endif
 }
 
-/*
- * x86 PAT (track_pfn_remap) reserves a memory type only for a remap of a whole VMA. A smaller
- * remap takes the type already recorded for its first page and fails with -EINVAL if any other
- * page of it has another (GDRCopy #199, #240): so when a VMA needs several runs, remap it one
- * host page at a time. One run keeps the fast path and the requested type.
- */
-static int gdrdrv_remap_run(struct vm_area_struct *vma, unsigned long addr, u64 phys,
-			    unsigned long len, pgprot_t prot)
+/* The run of physically contiguous pages from entry i: its start and length; the next entry. */
+static u32 gdrdrv_run(const struct nvidia_p2p_page_table *pt, u32 i, u64 *phys, u64 *len)
 {
-	unsigned long step = len;
-	unsigned long done;
-	int ret;
-
-	if (IS_ENABLED(CONFIG_X86) && len != vma->vm_end - vma->vm_start)
-		step = PAGE_SIZE;
-	for (done = 0; done < len; done += step) {
-		ret = io_remap_pfn_range(vma, addr + done, (phys + done) >> PAGE_SHIFT, step, prot);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	*phys = pt->pages[i]->physical_address;
+	*len = GDRDRV_GPU_PAGE_SIZE;
+	for (i++; i < pt->entries && pt->pages[i]->physical_address == *phys + *len; i++)
+		*len += GDRDRV_GPU_PAGE_SIZE;
+	return i;
 }
 
-/* Map the VMA onto the table's pages, merging physically contiguous 64 KiB pages into runs. */
-static int gdrdrv_remap(struct vm_area_struct *vma, const struct nvidia_p2p_page_table *pt,
-			pgprot_t prot)
+static void gdrdrv_free_wc_runs(const struct nvidia_p2p_page_table *pt, u32 end)
 {
-	unsigned long addr = vma->vm_start;
+	u64 phys, len;
 	u32 i = 0;
 
-	/* The caller checked that the VMA is no larger than the table. */
-	while (addr < vma->vm_end) {
-		u64 phys = pt->pages[i]->physical_address;
-		unsigned long len = GDRDRV_GPU_PAGE_SIZE;
-		int ret;
-
-		for (i++; i < pt->entries && len < vma->vm_end - addr &&
-		     pt->pages[i]->physical_address == phys + len; i++)
-			len += GDRDRV_GPU_PAGE_SIZE;
-		len = min(len, vma->vm_end - addr);
-		ret = gdrdrv_remap_run(vma, addr, phys, len, prot);
-		if (ret) {
-			gdrdrv_dbg("remap of 0x%llx+0x%lx failed: %d\n", phys, len, ret);
-			return -EAGAIN;
-		}
-		addr += len;
+	while (i < end) {
+		i = gdrdrv_run(pt, i, &phys, &len);
+		arch_io_free_memtype_wc(phys, len);
 	}
-	return 0;
 }
+
+/*
+ * Under x86 PAT a PFN inserted at fault time gets the memory type recorded for its physical
+ * range, UC- for MMIO nobody claimed: record WC for the pin's pages, as DRM drivers do for their
+ * apertures. RAM (the test provider's pages) keeps its own type. A no-op without PAT. On failure
+ * the mapping gets whatever type PAT has, as with GDRCopy. Caller holds mr->sem.
+ */
+void gdrdrv_mr_reserve_wc(struct gdrdrv_mr *mr)
+{
+	const struct nvidia_p2p_page_table *pt = mr->page_table;
+	u64 phys, len;
+	u32 i = 0;
+
+	lockdep_assert_held(&mr->sem);
+	if (!pt->entries || page_is_ram(pt->pages[0]->physical_address >> PAGE_SHIFT))
+		return;
+	while (i < pt->entries) {
+		u32 next = gdrdrv_run(pt, i, &phys, &len);
+		int ret = arch_io_reserve_memtype_wc(phys, len);
+
+		if (ret) {
+			gdrdrv_dbg("handle 0x%llx: no WC memory type for 0x%llx+0x%llx: %d\n",
+				   mr->handle, phys, len, ret);
+			gdrdrv_free_wc_runs(pt, i);
+			return;
+		}
+		i = next;
+	}
+	mr->wc_reserved = true;
+}
+
+/* Undo gdrdrv_mr_reserve_wc() once no entry maps the pages. Caller holds mr->sem. */
+void gdrdrv_mr_release_wc(struct gdrdrv_mr *mr)
+{
+	lockdep_assert_held(&mr->sem);
+	if (!mr->wc_reserved)
+		return;
+	gdrdrv_free_wc_runs(mr->page_table, mr->page_table->entries);
+	mr->wc_reserved = false;
+}
+
+/*
+ * Map the GPU page around the fault, as far as it lies in the VMA. The VMA may be a piece of a
+ * split mapping: its vm_pgoff says where it starts in the MR.
+ */
+static vm_fault_t gdrdrv_vma_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct gdrdrv_mr *mr = vma->vm_private_data;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	unsigned long addr, first, end;
+	u64 off, phys;
+
+	down_read(&mr->sem);
+	if (mr->unpinned || mr->cb_flag || !mr->page_table)
+		goto out_unlock;
+	off = ((u64)(vma->vm_pgoff - mr->handle) << PAGE_SHIFT) + (vmf->address - vma->vm_start);
+	if (off >> GDRDRV_GPU_PAGE_SHIFT >= mr->page_table->entries)
+		goto out_unlock;
+	phys = mr->page_table->pages[off >> GDRDRV_GPU_PAGE_SHIFT]->physical_address;
+	first = vmf->address - (off & GDRDRV_GPU_PAGE_OFFSET);
+	end = min_t(unsigned long, first + GDRDRV_GPU_PAGE_SIZE, vma->vm_end);
+	for (addr = max(first, vma->vm_start); addr < end; addr += PAGE_SIZE) {
+		ret = vmf_insert_pfn(vma, addr, (phys + (addr - first)) >> PAGE_SHIFT);
+		if (ret != VM_FAULT_NOPAGE)
+			break;
+	}
+out_unlock:
+	up_read(&mr->sem);
+	return ret;
+}
+
+static const struct vm_operations_struct gdrdrv_vm_ops = {
+	.open = gdrdrv_vma_open,
+	.close = gdrdrv_vma_close,
+	.fault = gdrdrv_vma_fault,
+};
 
 static int gdrdrv_mmap_check(const struct gdrdrv_mr *mr, unsigned long size)
 {
@@ -210,10 +259,6 @@ static int gdrdrv_mmap_check(const struct gdrdrv_mr *mr, unsigned long size)
 	return 0;
 }
 
-/*
- * A free callback that runs after this returns but before the VM links the VMA into the file's
- * mapping finds nothing to zap; GDRCopy shares this window. Persistent pins have no callback.
- */
 int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct gdrdrv_file *fp = filp->private_data;
@@ -247,10 +292,6 @@ int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
 	/* Not inherited by fork: a child touching the range gets SIGSEGV. */
 	gdrdrv_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
 	vma->vm_page_prot = prot;
-	/* On failure the VM unmaps whatever part was remapped. */
-	ret = gdrdrv_remap(vma, mr->page_table, prot);
-	if (ret)
-		goto err_unlock;
 	vma->vm_ops = &gdrdrv_vm_ops;
 	vma->vm_private_data = mr;	/* the lookup's reference is now the VMA's */
 	mr->nr_vmas = 1;

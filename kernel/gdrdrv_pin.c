@@ -83,6 +83,8 @@ static void gdrdrv_free_callback(void *data)
 	mr->cb_flag = true;
 	/* Later CPU touches get SIGBUS: the BAR1 space is about to be reused. */
 	gdrdrv_mr_zap(mr);
+	if (mr->page_table)
+		gdrdrv_mr_release_wc(mr);
 	pt = mr->page_table;
 	mr->page_table = NULL;
 	up_write(&mr->sem);
@@ -165,30 +167,36 @@ static int gdrdrv_mr_take_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page_tab
 	}
 	mr->cpu_cacheable = gdrdrv_table_cacheable(pt);
 	mr->page_table = pt;
+	gdrdrv_mr_reserve_wc(mr);
 	atomic64_inc(&gdrdrv_tables);
 out_unlock:
 	up_write(&mr->sem);
 	return ret;
 }
 
-/*
- * Zap mr's CPU mappings and give its pages back; later touches of a mapping get SIGBUS. The MR
- * stays allocated for the references still held.
- */
-static void gdrdrv_mr_unpin(struct gdrdrv_mr *mr)
+/* Zap mr's CPU mappings (later touches get SIGBUS) and take its table, if it still has one. */
+static struct nvidia_p2p_page_table *gdrdrv_mr_detach(struct gdrdrv_mr *mr)
 {
 	struct nvidia_p2p_page_table *pt;
-	int ret;
 
 	down_write(&mr->sem);
 	mr->unpinned = true;
 	gdrdrv_mr_zap(mr);
+	if (mr->page_table)
+		gdrdrv_mr_release_wc(mr);
 	pt = mr->page_table;
 	mr->page_table = NULL;
 	up_write(&mr->sem);
+	return pt;
+}
+
+/* Give back a table taken by gdrdrv_mr_detach(). Unlocked: put_pages waits for a callback. */
+static void gdrdrv_mr_release_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page_table *pt)
+{
+	int ret;
+
 	if (!pt)
 		return;		/* revoked by the free callback */
-	/* Unlocked: put_pages waits for a callback in flight, which takes mr->sem. */
 	ret = gdrdrv_put_pages(mr, pt);
 	if (ret) {
 		pr_err("handle 0x%llx: put_pages failed (%d); the pages stay pinned\n",
@@ -292,7 +300,7 @@ int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *
 		goto err_put_pages;
 	ret = gdrdrv_handle_publish(fp, mr);
 	if (ret) {
-		gdrdrv_mr_unpin(mr);
+		gdrdrv_mr_release_table(mr, gdrdrv_mr_detach(mr));
 		goto err_release_handle;
 	}
 
@@ -324,7 +332,7 @@ int gdrdrv_unpin(struct gdrdrv_file *fp, u64 handle)
 	mutex_unlock(&fp->lock);
 	if (!mr)
 		return -EINVAL;
-	gdrdrv_mr_unpin(mr);
+	gdrdrv_mr_release_table(mr, gdrdrv_mr_detach(mr));
 	gdrdrv_mr_put(mr);
 	return 0;
 }
@@ -343,7 +351,7 @@ void gdrdrv_unpin_all(struct gdrdrv_file *fp)
 		mutex_unlock(&fp->lock);
 		if (!mr)
 			break;
-		gdrdrv_mr_unpin(mr);
+		gdrdrv_mr_release_table(mr, gdrdrv_mr_detach(mr));
 		gdrdrv_mr_put(mr);
 	}
 }

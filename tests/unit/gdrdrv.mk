@@ -1,8 +1,10 @@
-# Tier 1 tests of the gdrdrv ABI and backend; they need no module.
+# Tier 1 tests of the gdrdrv ABI and backend, which need no module, and of the module's build
+# (W=1 and sparse clean, against a kernel build tree where one is installed).
 GDRDRV_TEST_DIR = $(BUILD)/tests/unit
 GDRDRV_UNIT_TESTS = $(GDRDRV_TEST_DIR)/test_gdrdrv_abi $(GDRDRV_TEST_DIR)/test_gdrdrv_open
 
-CHECK_TESTS += $(GDRDRV_UNIT_TESTS)
+CHECK_TESTS += $(GDRDRV_UNIT_TESTS) tests/unit/test_gdrdrv_build.sh
+CHECK_DEBS += sparse kmod
 SANITIZE_TESTS += $(GDRDRV_TEST_DIR)/test_gdrdrv_open
 check-build: $(GDRDRV_UNIT_TESTS)
 check-build-sanitize: $(GDRDRV_TEST_DIR)/test_gdrdrv_open
