@@ -51,11 +51,18 @@ wanted() { # name
 	[ -z "$FILTER" ] || echo "$1" | grep -Eq "$FILTER"
 }
 
-# "prog case modes" for every case of every program.
+# "prog case modes" for every case of every program. A program that cannot list its cases
+# (a library missing from the initramfs, say) must not make them vanish: it fails as one.
+LIST_FAILURES=
 for prog in /gdr/tests/test_*; do
-	"$prog" --list | while read -r name modes; do
+	if ! "$prog" --list >/tmp/list.out 2>&1 || [ ! -s /tmp/list.out ]; then
+		LIST_FAILURES="$LIST_FAILURES $prog"
+		log "$prog --list failed: $(head -n 1 /tmp/list.out)" >&2
+		continue
+	fi
+	while read -r name modes; do
 		echo "$prog $name $modes"
-	done
+	done </tmp/list.out
 done >/tmp/cases
 
 cases_of() { # mode letter: "prog case" lines
@@ -269,6 +276,9 @@ run_phase() { # phase
 
 log "kernel $(uname -r), $(nproc) CPU(s); case timeout ${CASE_TIMEOUT}s${FILTER:+, filter $FILTER}"
 plan
+for prog in $LIST_FAILURES; do
+	say "fail list/${prog##*/} cannot list its cases: $("$prog" --list 2>&1 | head -n 1 | cut -c1-200)"
+done
 # The boot's own messages are not any case's fault, but a splat there is worth seeing.
 dmesg -c | grep -E "$SPLAT" | sed 's/^/vm-tier: boot log: /'
 
