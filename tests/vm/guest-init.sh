@@ -42,7 +42,10 @@ say() { echo "$*" >&3; }
 log() { echo "vm-tier: $*"; }
 
 # Kernel log lines that fail the case they appear in.
-SPLAT='(^|[^A-Za-z_])BUG[: ]|WARNING:|memory corruption|Oops|general protection|Call Trace|circular locking|inconsistent lock state|refcount_t|KASAN|UBSAN|[Kk]ernel panic|soft lockup|blocked for more than|[Bb]ad page|list_(add|del) corruption|stack-protector|double fault|nvp2p_sim: misuse'
+SPLAT='(^|[^A-Za-z_])BUG[: ]|WARNING:|memory corruption|Oops|general protection|Call Trace'
+SPLAT="$SPLAT|circular locking|inconsistent lock state|refcount_t|KASAN|UBSAN|[Kk]ernel panic"
+SPLAT="$SPLAT|soft lockup|blocked for more than|[Bb]ad page|list_(add|del) corruption"
+SPLAT="$SPLAT|stack-protector|double fault|nvp2p_sim: misuse"
 
 GDRDRV_KO=/gdr/modules/gdrdrv.ko
 SIM_KO=/gdr/modules/nvp2p_sim.ko
@@ -111,7 +114,8 @@ check_after() {
 		return
 	fi
 	if [ "$sim_misuses" -gt "$base_misuses" ]; then
-		why="nvidia_p2p contract broken $((sim_misuses - base_misuses)) time(s) (nvp2p_sim: misuse in the console log)"
+		why="nvidia_p2p contract broken $((sim_misuses - base_misuses)) time(s)"
+		why="$why (nvp2p_sim: misuse in the console log)"
 	elif [ "$sim_pins" -gt "$base_pins" ]; then
 		why="$((sim_pins - base_pins)) pin(s) outstanding after the case ended"
 	elif [ "$sim_allocations" -gt "$base_allocs" ]; then
@@ -125,7 +129,8 @@ check_after() {
 
 verdict() { # name rc output-file [nocounts]
 	check_after "$4"
-	last=$(grep -v '^[[:space:]]*$' "$3" | tail -n 1 | sed -e 's/^FAIL: //' -e 's/^SKIP: //' | cut -c1-300)
+	last=$(grep -v '^[[:space:]]*$' "$3" | tail -n 1 | sed -e 's/^FAIL: //' -e 's/^SKIP: //' |
+		cut -c1-300)
 	if [ -n "$why" ]; then
 		say "fail $1 $why"
 	elif [ "$2" = 0 ]; then

@@ -143,6 +143,7 @@ if [ $failed = 1 ]; then
 		tail -n 12 "$console" 2>/dev/null | cut -c1-160 | sed 's/^/  /'
 	fi
 fi
-echo "VM tier: $(grep -c '^pass' "$dir/verdicts") passed, $(grep -c '^fail' "$dir/verdicts") failed," \
-	"$(grep -c '^skip' "$dir/verdicts") skipped in ${elapsed}s; guest console: $console"
+n() { grep -c "^$1" "$dir/verdicts"; }
+echo "VM tier: $(n pass) passed, $(n fail) failed, $(n skip) skipped in ${elapsed}s;" \
+	"guest console: $console"
 [ $failed = 0 ]
