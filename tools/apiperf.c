@@ -107,14 +107,8 @@ int main(int argc, char **argv)
 		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
 		case 'n': iters = (size_t)tool_parse_long(optarg, "-n", 1, 1L << 30); break;
 		case 'w': warmup = (size_t)tool_parse_long(optarg, "-w", 0, 1L << 30); break;
-		case 'a':
-			if (tool_parse_alloc(optarg, &kind))
-				tool_die("-a %s: expected cuMemAlloc or cuMemCreate", optarg);
-			break;
-		case 'M':
-			if (tool_parse_map_flags(optarg, &map_flags))
-				tool_die("-M %s: expected default, wc, cache or device", optarg);
-			break;
+		case 'a': tool_parse_alloc(optarg, &kind); break;
+		case 'M': tool_parse_map_flags(optarg, &map_flags); break;
 		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

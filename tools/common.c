@@ -213,15 +213,14 @@ void tool_cuda_fini(struct tool_cuda *c)
 
 /* ---- GPU allocation --------------------------------------------------------------------------- */
 
-int tool_parse_alloc(const char *s, enum tool_alloc_kind *kind)
+void tool_parse_alloc(const char *s, enum tool_alloc_kind *kind)
 {
 	if (!strcasecmp(s, "cuMemAlloc"))
 		*kind = TOOL_ALLOC_CUMEMALLOC;
 	else if (!strcasecmp(s, "cuMemCreate"))
 		*kind = TOOL_ALLOC_CUMEMCREATE;
 	else
-		return EINVAL;
-	return 0;
+		tool_die("-a %s: expected cuMemAlloc or cuMemCreate", s);
 }
 
 const char *tool_alloc_name(enum tool_alloc_kind kind)
@@ -434,17 +433,17 @@ int tool_impl_id(const char *name)
 	return -1;
 }
 
-int tool_parse_map_flags(const char *s, int *flags)
+void tool_parse_map_flags(const char *s, int *flags)
 {
 	static const char *const names[] = { "default", "wc", "cache", "device" };
 
 	for (int i = 0; i < 4; i++) {
 		if (!strcasecmp(s, names[i])) {
 			*flags = i;	/* GDR_MAP_FLAG_DEFAULT .. GDR_MAP_FLAG_REQ_DEVICE_MAPPING */
-			return 0;
+			return;
 		}
 	}
-	return EINVAL;
+	tool_die("-M %s: expected default, wc, cache or device", s);
 }
 
 const char *tool_pin_hint(gdr_t g, enum tool_alloc_kind kind)

@@ -83,8 +83,8 @@ struct gpu_buf {
 	CUmemGenericAllocationHandle handle;	/* cuMemCreate */
 };
 
-/* "cuMemAlloc" / "cuMemCreate" -> kind; EINVAL for anything else. */
-int tool_parse_alloc(const char *s, enum tool_alloc_kind *kind);
+/* -a "cuMemAlloc" / "cuMemCreate" -> kind; dies naming the option for anything else. */
+void tool_parse_alloc(const char *s, enum tool_alloc_kind *kind);
 const char *tool_alloc_name(enum tool_alloc_kind kind);
 /* Resolve TOOL_ALLOC_AUTO for the backend g uses. */
 enum tool_alloc_kind tool_alloc_resolve(enum tool_alloc_kind kind, gdr_t g);
@@ -118,8 +118,8 @@ int tool_copy_impl(gdr_t g, int to_device);
 const char *tool_impl_name(int impl);
 /* GDR_COPY_IMPL_* for a name, or -1. */
 int tool_impl_id(const char *name);
-/* -M default|wc|cache|device -> a gdr_map_flags_t value; EINVAL otherwise. */
-int tool_parse_map_flags(const char *s, int *flags);
+/* -M default|wc|cache|device -> a gdr_map_flags_t value; dies naming the option otherwise. */
+void tool_parse_map_flags(const char *s, int *flags);
 /* A hint for a failed pin: what the backend can pin ("" when nothing useful to say). */
 const char *tool_pin_hint(gdr_t g, enum tool_alloc_kind kind);
 const char *tool_mapping_name(gdr_mapping_type_t type);

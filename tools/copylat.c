@@ -244,14 +244,8 @@ int main(int argc, char **argv)
 		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
 		case 'w': writes = (size_t)tool_parse_long(optarg, "-w", 1, 1L << 40); break;
 		case 'r': reads = (size_t)tool_parse_long(optarg, "-r", 1, 1L << 40); break;
-		case 'a':
-			if (tool_parse_alloc(optarg, &kind))
-				tool_die("-a %s: expected cuMemAlloc or cuMemCreate", optarg);
-			break;
-		case 'M':
-			if (tool_parse_map_flags(optarg, &map_flags))
-				tool_die("-M %s: expected default, wc, cache or device", optarg);
-			break;
+		case 'a': tool_parse_alloc(optarg, &kind); break;
+		case 'M': tool_parse_map_flags(optarg, &map_flags); break;
 		case 'c': do_cumemcpy = 1; break;
 		case 'C': cold = 1; break;
 		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;

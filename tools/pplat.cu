@@ -411,10 +411,7 @@ int main(int argc, char **argv)
 		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
 		case 't': p.iters = (uint32_t)tool_parse_long(optarg, "-t", 1, 1L << 30); break;
 		case 'u': p.timeout_s = (double)tool_parse_long(optarg, "-u", 0, 86400); break;
-		case 'a':
-			if (tool_parse_alloc(optarg, &p.kind))
-				tool_die("-a %s: expected cuMemAlloc or cuMemCreate", optarg);
-			break;
+		case 'a': tool_parse_alloc(optarg, &p.kind); break;
 		case 's': p.data_size = tool_parse_size(optarg, "-s"); break;
 		case 'B': p.blocks = (int)tool_parse_long(optarg, "-B", 1, 65535); break;
 		case 'T': p.threads = (int)tool_parse_long(optarg, "-T", 1, 1024); break;
@@ -422,10 +419,7 @@ int main(int argc, char **argv)
 		case 'G': gw = parse_where(optarg, "-G"); break;
 		case 'C': cw = parse_where(optarg, "-C"); break;
 		case 'D': dw = parse_where(optarg, "-D"); break;
-		case 'M':
-			if (tool_parse_map_flags(optarg, &p.map_flags))
-				tool_die("-M %s: expected default, wc, cache or device", optarg);
-			break;
+		case 'M': tool_parse_map_flags(optarg, &p.map_flags); break;
 		case 'c': baseline = 1; break;
 		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
 		default: usage(stderr); return 2;
