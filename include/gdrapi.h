@@ -122,6 +122,7 @@ typedef enum gdr_attr {
 #define GDR_COPY_IMPL_REP_MOVSB 7
 #define GDR_COPY_IMPL_NEON      8
 #define GDR_COPY_IMPL_POWER     9
+#define GDR_COPY_IMPL_STP       10  /* arm64: plain 128-bit LDP/STP pairs */
 
 /*
  * Information about a pinned buffer. va and mapped_size describe the GPU-page-aligned range that
