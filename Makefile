@@ -97,4 +97,4 @@ run:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(OBJ) -name '*.d' -type f 2>/dev/null)
