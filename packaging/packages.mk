@@ -13,7 +13,9 @@ RPM_TOP := $(abspath $(BUILD)/rpm)
 DEB_FLAGS ?=
 KMOD ?= 0
 KVER ?= $(notdir $(patsubst %/build,%,$(lastword $(sort $(wildcard /lib/modules/*/build)))))
-KDIR ?= /lib/modules/$(KVER)/build
+# kernel/kernel.mk's KDIR defaults to the running kernel's tree; here only a KDIR given on the
+# command line or in the environment counts.
+RPM_KDIR := $(if $(filter command line environment,$(origin KDIR)),$(KDIR),/lib/modules/$(KVER)/build)
 # On a system whose packages are not RPMs (Debian), rpmbuild cannot check BuildRequires, and no
 # debuginfo tooling is set up.
 RPM_FOREIGN := $(shell rpm -q rpm >/dev/null 2>&1 || echo 1)
@@ -30,13 +32,15 @@ deb:
 	$(Q)packaging/copy-source.sh $(DEB_OUT)/$(PKG_NAME) $(BUILD)
 	$(Q)cp -R packaging/deb/debian $(DEB_OUT)/$(PKG_NAME)/debian
 	$(Q)cd $(DEB_OUT)/$(PKG_NAME) && CUDA=$(abspath $(CUDA)) dpkg-buildpackage -us -uc -b $(DEB_FLAGS)
+	@# The copy of the tree served its purpose; a failed build keeps it for a look.
+	$(Q)rm -rf $(DEB_OUT)/$(PKG_NAME)
 	$(Q)ls -1 $(DEB_OUT)/*.deb
 
 rpm:
 	$(Q)command -v rpmbuild >/dev/null || \
 		{ echo "make rpm: rpmbuild is missing: apt-get install rpm (Debian) or dnf install rpm-build" >&2; exit 1; }
-	$(Q)$(if $(filter 1,$(KMOD)),[ -e "$(KDIR)/Makefile" ] || \
-		{ echo "make rpm KMOD=1: no kernel build tree at KDIR=$(KDIR) (KVER=$(KVER))" >&2; exit 1; })
+	$(Q)$(if $(filter 1,$(KMOD)),[ -e "$(RPM_KDIR)/Makefile" ] || \
+		{ echo "make rpm KMOD=1: no kernel build tree at KDIR=$(RPM_KDIR) (KVER=$(KVER))" >&2; exit 1; })
 	$(Q)rm -rf $(RPM_TOP) && mkdir -p $(RPM_TOP)/SOURCES $(RPM_TOP)/SPECS
 	$(Q)packaging/copy-source.sh $(RPM_TOP)/$(PKG_NAME) $(BUILD)
 	$(Q)tar -C $(RPM_TOP) -czf $(RPM_TOP)/SOURCES/$(PKG_NAME).tar.gz $(PKG_NAME)
@@ -44,6 +48,6 @@ rpm:
 	$(Q)sed 's|@VERSION@|$(VERSION)|' packaging/rpm/gdrcopy.spec.in >$(RPM_TOP)/SPECS/gdrcopy.spec
 	$(Q)rpmbuild -bb --define '_topdir $(RPM_TOP)' --define 'cuda $(abspath $(CUDA))' \
 		$(if $(GDRDRV_SRCS),,--without dkms) \
-		$(if $(filter 1,$(KMOD)),--with kmod --define 'kver $(KVER)' --define 'kdir $(KDIR)') \
+		$(if $(filter 1,$(KMOD)),--with kmod --define 'kver $(KVER)' --define 'kdir $(RPM_KDIR)') \
 		$(RPMBUILD_FLAGS) $(RPM_TOP)/SPECS/gdrcopy.spec
 	$(Q)find $(RPM_TOP)/RPMS -name '*.rpm' | sort
