@@ -1,17 +1,456 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder: the gdrdrv backend is its own issue; until it lands it declines in its probe. */
+/*
+ * The gdrdrv backend: pins and maps through /dev/gdrdrv, the ioctl ABI of GDRCopy 2.6, so it
+ * works with this project's gdrdrv.ko and with NVIDIA's. Older drivers get only the commands
+ * they have (GET_INFO_V2 since 2.4; GET_ATTR, PIN_BUFFER_V2 and REQ_MAPPING_TYPE since 2.5).
+ *
+ * GDRCOPY_GDRDRV_PATH (ignored in setuid/setgid programs) names another device node, for tests.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "backend.h"
+#include "gdr.h"
+#include "gdrdrv.h"
+#include "log.h"
+
+#define GDRDRV_DEFAULT_PATH "/dev/gdrdrv"
+
+struct gdrdrv_state {
+	int fd;
+	uint32_t version;	/* the driver's, from GET_VERSION */
+	unsigned int page_shift;
+	char path[256];
+};
+
+struct gdrdrv_pin {
+	uint64_t handle;	/* the kernel's, all 64 bits */
+};
+
+static const char *gdrdrv_path(void)
+{
+	const char *path = secure_getenv("GDRCOPY_GDRDRV_PATH");
+
+	return path && *path ? path : GDRDRV_DEFAULT_PATH;
+}
+
+static struct gdrdrv_state *state_of(struct gdr *g)
+{
+	return g->backend_priv;
+}
+
+static uint64_t handle_of(struct gdr_memh *mh)
+{
+	return ((struct gdrdrv_pin *)mh->backend_priv)->handle;
+}
+
+/* ioctl, retried on EINTR; 0 or a positive errno. */
+static int gdrdrv_ioctl(struct gdrdrv_state *st, unsigned long cmd, void *arg)
+{
+	int ret;
+
+	do
+		ret = ioctl(st->fd, cmd, arg);
+	while (ret == -1 && errno == EINTR);
+	return ret == -1 ? errno : 0;
+}
 
 static int gdrdrv_probe(struct gdr_why *why)
 {
-	gdr_why_set(why, "the gdrdrv backend is not implemented in this build yet");
-	return EOPNOTSUPP;
+	const char *path = gdrdrv_path();
+
+	if (access(path, F_OK)) {
+		if (errno == ENOENT)
+			gdr_why_set(why, "no %s: load the gdrdrv kernel module (modprobe gdrdrv)", path);
+		else
+			gdr_why_set(why, "cannot look up %s: %s", path, strerror(errno));
+		return ENODEV;
+	}
+	return 0;
+}
+
+static int gdrdrv_open(struct gdr *g, struct gdr_why *why)
+{
+	struct gdrdrv_get_version_params ver = { 0 };
+	const char *path = gdrdrv_path();
+	struct gdrdrv_state *st;
+	int ret;
+
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		gdr_why_set(why, "out of memory");
+		return ENOMEM;
+	}
+	snprintf(st->path, sizeof(st->path), "%s", path);
+	while ((1UL << st->page_shift) < g->host_page_size)
+		st->page_shift++;
+
+	st->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (st->fd < 0) {
+		ret = errno;
+		gdr_why_set(why, "cannot open %s: %s%s", path, strerror(ret),
+			    ret == EACCES ? " (see the module's dev_mode parameter)" : "");
+		goto err_free;
+	}
+	ret = gdrdrv_ioctl(st, GDRDRV_IOC_GET_VERSION, &ver);
+	if (ret) {
+		gdr_why_set(why, "GET_VERSION on %s failed: %s (not gdrdrv, or a gdrdrv older "
+			    "than 2.0)", path, strerror(ret));
+		goto err_close;
+	}
+	if (ver.gdrdrv_version < MINIMUM_GDRDRV_VERSION) {
+		gdr_why_set(why, "gdrdrv %u.%u is too old: this library needs %d.%d or newer",
+			    ver.gdrdrv_version >> MAJOR_VERSION_SHIFT,
+			    ver.gdrdrv_version & MINOR_VERSION_MASK, MINIMUM_GDRDRV_MAJOR_VERSION,
+			    MINIMUM_GDRDRV_MINOR_VERSION);
+		ret = ENODEV;
+		goto err_close;
+	}
+	if (ver.minimum_gdr_api_version > GDR_API_VERSION) {
+		gdr_why_set(why, "gdrdrv needs libgdrapi %u.%u or newer, this is %d.%d",
+			    ver.minimum_gdr_api_version >> MAJOR_VERSION_SHIFT,
+			    ver.minimum_gdr_api_version & MINOR_VERSION_MASK, GDR_API_MAJOR_VERSION,
+			    GDR_API_MINOR_VERSION);
+		ret = ENODEV;
+		goto err_close;
+	}
+	st->version = ver.gdrdrv_version;
+	g->backend_priv = st;
+	gdr_info("gdrdrv %u.%u at %s", st->version >> MAJOR_VERSION_SHIFT,
+		 st->version & MINOR_VERSION_MASK, path);
+	return 0;
+
+err_close:
+	close(st->fd);
+err_free:
+	free(st);
+	return ret;
+}
+
+static void gdrdrv_close(struct gdr *g)
+{
+	struct gdrdrv_state *st = state_of(g);
+
+	if (close(st->fd))
+		gdr_warn("closing %s failed: %s", st->path, strerror(errno));
+	free(st);
+	g->backend_priv = NULL;
+}
+
+static int gdrdrv_info_of(struct gdrdrv_state *st, uint64_t handle, gdr_info_v2_t *info)
+{
+	int ret;
+
+	if (st->version >= GDRDRV_MINIMUM_VERSION_WITH_GET_INFO_V2) {
+		struct gdrdrv_get_info_v2_params p = { .handle = handle };
+
+		ret = gdrdrv_ioctl(st, GDRDRV_IOC_GET_INFO_V2, &p);
+		if (ret)
+			return ret;
+		info->va = p.va;
+		info->mapped_size = p.mapped_size;
+		info->page_size = p.page_size;
+		info->tm_cycles = p.tm_cycles;
+		info->cycles_per_ms = p.tsc_khz;
+		info->mapping_type = (gdr_mapping_type_t)p.mapping_type;
+	} else {
+		struct gdrdrv_get_info_params p = { .handle = handle };
+
+		ret = gdrdrv_ioctl(st, GDRDRV_IOC_GET_INFO, &p);
+		if (ret)
+			return ret;
+		info->va = p.va;
+		info->mapped_size = p.mapped_size;
+		info->page_size = p.page_size;
+		info->tm_cycles = p.tm_cycles;
+		info->cycles_per_ms = p.tsc_khz;
+		/* Before 2.4 a mapping was WC or, on coherent platforms, cached. */
+		info->mapping_type = !p.mapped ? GDR_MAPPING_TYPE_NONE :
+				     p.wc_mapping ? GDR_MAPPING_TYPE_WC : GDR_MAPPING_TYPE_CACHING;
+	}
+	info->mapped = info->mapping_type != GDR_MAPPING_TYPE_NONE;
+	info->wc_mapping = info->mapping_type == GDR_MAPPING_TYPE_WC;
+	return 0;
+}
+
+static int gdrdrv_pin_v2_ioctl(struct gdrdrv_state *st, const struct gdr_pin_request *req,
+			       uint64_t *handle)
+{
+	struct gdrdrv_pin_buffer_v2_params p = {
+		.addr = req->addr,
+		.size = req->size,
+		.flags = req->flags & GDR_PIN_FLAG_FORCE_PCIE ? GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE :
+			 GDRDRV_PIN_BUFFER_FLAG_DEFAULT,
+	};
+	int ret = gdrdrv_ioctl(st, GDRDRV_IOC_PIN_BUFFER_V2, &p);
+
+	if (ret) {
+		gdr_err("gdrdrv PIN_BUFFER_V2 of 0x%lx+%zu failed: %s", req->addr, req->size,
+			strerror(ret));
+		return ret;
+	}
+	*handle = p.handle;
+	return 0;
+}
+
+static int gdrdrv_pin_v1_ioctl(struct gdrdrv_state *st, const struct gdr_pin_request *req,
+			       uint64_t *handle)
+{
+	struct gdrdrv_pin_buffer_params p = {
+		.addr = req->addr,
+		.size = req->size,
+		.p2p_token = req->p2p_token,
+		.va_space = req->va_space,
+	};
+	int ret = gdrdrv_ioctl(st, GDRDRV_IOC_PIN_BUFFER, &p);
+
+	if (ret) {
+		gdr_err("gdrdrv PIN_BUFFER of 0x%lx+%zu failed: %s%s", req->addr, req->size,
+			strerror(ret), ret == EINVAL && (req->p2p_token || req->va_space) ?
+			" (a driver in persistent mode takes no p2p tokens)" : "");
+		return ret;
+	}
+	*handle = p.handle;
+	return 0;
+}
+
+/*
+ * gdr_pin_buffer sends its tokens on every driver version, where GDRCopy's library silently drops
+ * them on 2.5+ (it sends PIN_BUFFER_V2). A driver in persistent mode, GDRCopy's as this project's,
+ * then answers EINVAL for non-zero tokens rather than ignoring them.
+ */
+static int gdrdrv_pin_ioctl(struct gdrdrv_state *st, const struct gdr_pin_request *req,
+			    uint64_t *handle)
+{
+	if (req->legacy)
+		return gdrdrv_pin_v1_ioctl(st, req, handle);
+	if (st->version >= GDRDRV_MINIMUM_VERSION_WITH_PIN_BUFFER_V2)
+		return gdrdrv_pin_v2_ioctl(st, req, handle);
+	if (req->flags) {
+		gdr_err("gdr_pin_buffer_v2: gdrdrv %u.%u has no pin flags (they need 2.5)",
+			st->version >> MAJOR_VERSION_SHIFT, st->version & MINOR_VERSION_MASK);
+		return EINVAL;
+	}
+	return gdrdrv_pin_v1_ioctl(st, req, handle);
+}
+
+static int gdrdrv_unpin_ioctl(struct gdrdrv_state *st, uint64_t handle)
+{
+	struct gdrdrv_unpin_buffer_params p = { .handle = handle };
+	int ret = gdrdrv_ioctl(st, GDRDRV_IOC_UNPIN_BUFFER, &p);
+
+	if (ret)
+		gdr_err("gdrdrv UNPIN_BUFFER of handle 0x%llx failed: %s",
+			(unsigned long long)handle, strerror(ret));
+	return ret;
+}
+
+static int gdrdrv_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_request *req)
+{
+	struct gdrdrv_state *st = state_of(g);
+	struct gdrdrv_pin *pin;
+	gdr_info_v2_t info = { 0 };
+	int ret;
+
+	pin = calloc(1, sizeof(*pin));
+	if (!pin)
+		return ENOMEM;
+	ret = gdrdrv_pin_ioctl(st, req, &pin->handle);
+	if (ret)
+		goto err_free;
+	ret = gdrdrv_info_of(st, pin->handle, &info);
+	if (ret) {
+		gdr_err("gdrdrv GET_INFO after pinning 0x%lx failed: %s", req->addr, strerror(ret));
+		goto err_unpin;
+	}
+	mh->va = info.va;
+	mh->mapped_size = info.mapped_size;
+	mh->page_size = info.page_size;
+	mh->backend_priv = pin;
+	return 0;
+
+err_unpin:
+	gdrdrv_unpin_ioctl(st, pin->handle);
+err_free:
+	free(pin);
+	return ret;
+}
+
+static int gdrdrv_unpin(struct gdr *g, struct gdr_memh *mh)
+{
+	int ret = gdrdrv_unpin_ioctl(state_of(g), handle_of(mh));
+
+	if (ret)
+		return ret;
+	free(mh->backend_priv);
+	mh->backend_priv = NULL;
+	return 0;
+}
+
+static size_t round_to_page(struct gdrdrv_state *st, size_t size)
+{
+	size_t page = (size_t)1 << st->page_shift;
+
+	return (size + page - 1) & ~(page - 1);
+}
+
+static const gdr_mr_type_t map_flag_request[] = {
+	[GDR_MAP_FLAG_DEFAULT] = GDR_MR_NONE,
+	[GDR_MAP_FLAG_REQ_WC_MAPPING] = GDR_MR_WC,
+	[GDR_MAP_FLAG_REQ_CACHE_MAPPING] = GDR_MR_CACHING,
+	[GDR_MAP_FLAG_REQ_DEVICE_MAPPING] = GDR_MR_DEVICE,
+};
+
+static int gdrdrv_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags, void **va,
+		      gdr_mapping_type_t *type)
+{
+	struct gdrdrv_state *st = state_of(g);
+	uint64_t handle = handle_of(mh);
+	size_t len = round_to_page(st, size);
+	gdr_mr_type_t want = map_flag_request[flags];
+	gdr_info_v2_t info = { 0 };
+	void *p;
+	int ret;
+
+	/* The mmap offset is the handle in pages; off_t is signed. */
+	if (handle > ((uint64_t)INT64_MAX >> st->page_shift)) {
+		gdr_err("gdr_map: kernel handle 0x%llx is beyond any mmap offset",
+			(unsigned long long)handle);
+		return EINVAL;
+	}
+	if (st->version >= GDRDRV_MINIMUM_VERSION_WITH_REQ_MAPPING_TYPE) {
+		struct gdrdrv_req_mapping_type_params req = {
+			.handle = handle,
+			.mapping_type = want,
+		};
+
+		ret = gdrdrv_ioctl(st, GDRDRV_IOC_REQ_MAPPING_TYPE, &req);
+		if (ret) {
+			gdr_err("gdr_map: gdrdrv refused mapping type %d: %s", want, strerror(ret));
+			return ret;
+		}
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, st->fd,
+		 (off_t)(handle << st->page_shift));
+	if (p == MAP_FAILED) {
+		ret = errno;
+		gdr_err("gdr_map: mmap of %zu bytes of handle 0x%llx failed: %s", len,
+			(unsigned long long)handle, strerror(ret));
+		return ret;
+	}
+	ret = gdrdrv_info_of(st, handle, &info);
+	if (ret) {
+		gdr_err("gdr_map: GET_INFO after mmap failed: %s", strerror(ret));
+		goto err_unmap;
+	}
+	if (!info.mapped) {
+		/* The pages went (cudaFree in another thread) between mmap and now. */
+		gdr_err("gdr_map: the mapping was torn down at once");
+		ret = EAGAIN;
+		goto err_unmap;
+	}
+	if (want != GDR_MR_NONE && info.mapping_type != (gdr_mapping_type_t)want) {
+		gdr_err("gdr_map: asked for mapping type %d, gdrdrv gave %d", want,
+			info.mapping_type);
+		ret = EINVAL;
+		goto err_unmap;
+	}
+	*va = p;
+	*type = info.mapping_type;
+	return 0;
+
+err_unmap:
+	munmap(p, len);
+	return ret;
+}
+
+static int gdrdrv_unmap(struct gdr *g, struct gdr_memh *mh)
+{
+	struct gdrdrv_state *st = state_of(g);
+
+	if (munmap(mh->map_va, round_to_page(st, mh->map_size))) {
+		int ret = errno;
+
+		gdr_err("gdr_unmap: munmap of %p failed: %s", mh->map_va, strerror(ret));
+		return ret;
+	}
+	return 0;
+}
+
+static int gdrdrv_get_info(struct gdr *g, struct gdr_memh *mh, gdr_info_v2_t *info)
+{
+	return gdrdrv_info_of(state_of(g), handle_of(mh), info);
+}
+
+static int gdrdrv_get_callback_flag(struct gdr *g, struct gdr_memh *mh, int *flag)
+{
+	struct gdrdrv_get_cb_flag_params p = { .handle = handle_of(mh) };
+	int ret = gdrdrv_ioctl(state_of(g), GDRDRV_IOC_GET_CB_FLAG, &p);
+
+	if (ret)
+		return ret;
+	*flag = p.flag != 0;
+	return 0;
+}
+
+static int gdrdrv_get_attribute(struct gdr *g, int attr, int *value)
+{
+	struct gdrdrv_state *st = state_of(g);
+	struct gdrdrv_get_attr_params p = { 0 };
+	int ret;
+
+	switch (attr) {
+	case GDR_ATTR_USE_PERSISTENT_MAPPING:
+		p.attr = GDRDRV_ATTR_USE_PERSISTENT_MAPPING;
+		break;
+	case GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE:
+		p.attr = GDRDRV_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE;
+		break;
+	case GDR_ATTR_USING_DMA_BUF_MMAP:
+		*value = 0;
+		return 0;
+	default:
+		return EINVAL;
+	}
+	/* Drivers before 2.5 know neither: they pin non-persistently, without flags. */
+	if (st->version < GDRDRV_MINIMUM_VERSION_WITH_GET_ATTR) {
+		*value = 0;
+		return 0;
+	}
+	ret = gdrdrv_ioctl(st, GDRDRV_IOC_GET_ATTR, &p);
+	if (ret)
+		return ret;
+	*value = (int)p.val;
+	return 0;
+}
+
+static int gdrdrv_driver_get_version(struct gdr *g, int *major, int *minor)
+{
+	struct gdrdrv_state *st = state_of(g);
+
+	*major = (int)(st->version >> MAJOR_VERSION_SHIFT);
+	*minor = (int)(st->version & MINOR_VERSION_MASK);
+	return 0;
 }
 
 const struct gdr_backend_ops gdr_backend_gdrdrv = {
 	.name = "gdrdrv",
 	.id = GDR_BACKEND_GDRDRV,
 	.probe = gdrdrv_probe,
+	.open = gdrdrv_open,
+	.close = gdrdrv_close,
+	.pin = gdrdrv_pin,
+	.unpin = gdrdrv_unpin,
+	.map = gdrdrv_map,
+	.unmap = gdrdrv_unmap,
+	.get_info = gdrdrv_get_info,
+	.get_callback_flag = gdrdrv_get_callback_flag,
+	.get_attribute = gdrdrv_get_attribute,
+	.driver_get_version = gdrdrv_driver_get_version,
 };

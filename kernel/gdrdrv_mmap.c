@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * CPU mappings of pinned GPU memory: mmap(fd, handle << PAGE_SHIFT) maps the MR with that handle,
+ * from its start, once at a time. The page table entries are made at fault time, under the MR's
+ * lock, never in mmap: the VM links a new VMA into the file's mapping only after ->mmap returns,
+ * so entries made in ->mmap could escape a zap (unpin, free callback) that ran in between, and the
+ * pages could be touched after NVIDIA freed them. Once an MR's pages are gone its faults get
+ * SIGBUS.
+ */
+#include "gdrdrv_priv.h"
+
+#include <linux/io.h>
+
+/* Which caching an mmap of mr gets when REQ_MAPPING_TYPE asked for nothing. */
+static bool gdrdrv_mr_can_cache(const struct gdrdrv_mr *mr)
+{
+	/* FORCE_PCIE pins are BAR1 addresses, never coherent. */
+	return gdrdrv_cpu_may_cache && mr->cpu_cacheable && !mr->force_pcie;
+}
+
+static gdr_mr_type_t gdrdrv_mr_pick_type(const struct gdrdrv_mr *mr)
+{
+	lockdep_assert_held(&mr->sem);
+	if (mr->req_type != GDR_MR_NONE)
+		return mr->req_type;
+	if (gdrdrv_mr_can_cache(mr))
+		return GDR_MR_CACHING;
+	if (gdrdrv_need_device_mapping)
+		return GDR_MR_DEVICE;
+	return GDR_MR_WC;
+}
+
+static int gdrdrv_type_prot(gdr_mr_type_t type, pgprot_t *prot)
+{
+	switch (type) {
+	/* MMIO is never encrypted memory (SME, TDX); io_remap_pfn_range() would say the same. */
+	case GDR_MR_WC:
+		*prot = pgprot_decrypted(pgprot_writecombine(*prot));
+		return 0;
+	case GDR_MR_CACHING:
+		return 0;
+	case GDR_MR_DEVICE:
+#ifdef CONFIG_ARM64
+		*prot = pgprot_decrypted(pgprot_device(*prot));
+		return 0;
+#else
+		break;
+#endif
+	default:
+		break;
+	}
+	return -EINVAL;
+}
+
+/* Reject what REQ_MAPPING_TYPE may not ask for mr. */
+static int gdrdrv_type_allowed(const struct gdrdrv_mr *mr, gdr_mr_type_t type)
+{
+	switch (type) {
+	case GDR_MR_NONE:
+		return 0;
+	case GDR_MR_WC:
+		return gdrdrv_need_device_mapping ? -EOPNOTSUPP : 0;
+	case GDR_MR_CACHING:
+		return gdrdrv_mr_can_cache(mr) ? 0 : -EOPNOTSUPP;
+	case GDR_MR_DEVICE:
+		return gdrdrv_need_device_mapping ? 0 : -EOPNOTSUPP;
+	}
+	return -EINVAL;
+}
+
+int gdrdrv_mr_request_type(struct gdrdrv_file *fp, u64 handle, gdr_mr_type_t type)
+{
+	struct gdrdrv_mr *mr = gdrdrv_mr_get(fp, handle);
+	int ret;
+
+	if (!mr)
+		return -EINVAL;
+	down_write(&mr->sem);
+	if (mr->unpinned) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (mr->nr_vmas) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	ret = gdrdrv_type_allowed(mr, type);
+	if (ret)
+		goto out_unlock;
+	mr->req_type = type;
+out_unlock:
+	up_write(&mr->sem);
+	gdrdrv_mr_put(mr);
+	return ret;
+}
+
+/* Remove every CPU mapping of mr, VMAs stay. Caller holds mr->sem. */
+void gdrdrv_mr_zap(struct gdrdrv_mr *mr)
+{
+	lockdep_assert_held(&mr->sem);
+	/* The whole handle range: a mapping may have been split or moved, never beyond it. */
+	unmap_mapping_range(&mr->file->mapping, (loff_t)mr->handle << PAGE_SHIFT,
+			    mr->mapped_size, 1);
+}
+
+static void gdrdrv_vma_open(struct vm_area_struct *vma)
+{
+	struct gdrdrv_mr *mr = vma->vm_private_data;
+
+	/* A split or a move: one more VMA of the same mapping, with its own reference. */
+	kref_get(&mr->ref);
+	down_write(&mr->sem);
+	mr->nr_vmas++;
+	up_write(&mr->sem);
+}
+
+/*
+ * The VMA holds a reference on its MR, so the MR is still there even after unpin or release
+ * freed its pages (the use-after-free of GDRCopy #314 cannot happen).
+ */
+static void gdrdrv_vma_close(struct vm_area_struct *vma)
+{
+	struct gdrdrv_mr *mr = vma->vm_private_data;
+
+	down_write(&mr->sem);
+	if (!--mr->nr_vmas)
+		mr->map_type = GDR_MR_NONE;
+	up_write(&mr->sem);
+	gdrdrv_mr_put(mr);
+}
+
+static void gdrdrv_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+#ifdef GDRDRV_HAVE_VM_FLAGS_SET
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
+/* The run of physically contiguous pages from entry i: its start and length; the next entry. */
+static u32 gdrdrv_run(const struct nvidia_p2p_page_table *pt, u32 i, u64 *phys, u64 *len)
+{
+	*phys = pt->pages[i]->physical_address;
+	*len = GDRDRV_GPU_PAGE_SIZE;
+	for (i++; i < pt->entries && pt->pages[i]->physical_address == *phys + *len; i++)
+		*len += GDRDRV_GPU_PAGE_SIZE;
+	return i;
+}
+
+static void gdrdrv_free_wc_runs(const struct nvidia_p2p_page_table *pt, u32 end)
+{
+	u64 phys, len;
+	u32 i = 0;
+
+	while (i < end) {
+		i = gdrdrv_run(pt, i, &phys, &len);
+		arch_io_free_memtype_wc(phys, len);
+	}
+}
+
+/*
+ * Under x86 PAT a PFN inserted at fault time gets the memory type recorded for its physical
+ * range, UC- for MMIO nobody claimed: record WC for the pin's pages, as DRM drivers do for their
+ * apertures. RAM (the test provider's pages) keeps its own type. A no-op without PAT. On failure
+ * the mapping gets whatever type PAT has, as with GDRCopy. Caller holds mr->sem.
+ */
+void gdrdrv_mr_reserve_wc(struct gdrdrv_mr *mr)
+{
+	const struct nvidia_p2p_page_table *pt = mr->page_table;
+	u64 phys, len;
+	u32 i = 0;
+
+	lockdep_assert_held(&mr->sem);
+	if (!pt->entries || page_is_ram(pt->pages[0]->physical_address >> PAGE_SHIFT))
+		return;
+	while (i < pt->entries) {
+		u32 next = gdrdrv_run(pt, i, &phys, &len);
+		int ret = arch_io_reserve_memtype_wc(phys, len);
+
+		if (ret) {
+			gdrdrv_dbg("handle 0x%llx: no WC memory type for 0x%llx+0x%llx: %d\n",
+				   mr->handle, phys, len, ret);
+			gdrdrv_free_wc_runs(pt, i);
+			return;
+		}
+		i = next;
+	}
+	mr->wc_reserved = true;
+}
+
+/* Undo gdrdrv_mr_reserve_wc() once no entry maps the pages. Caller holds mr->sem. */
+void gdrdrv_mr_release_wc(struct gdrdrv_mr *mr)
+{
+	lockdep_assert_held(&mr->sem);
+	if (!mr->wc_reserved)
+		return;
+	gdrdrv_free_wc_runs(mr->page_table, mr->page_table->entries);
+	mr->wc_reserved = false;
+}
+
+/*
+ * Map the GPU page around the fault, as far as it lies in the VMA. The VMA may be a piece of a
+ * split mapping: its vm_pgoff says where it starts in the MR.
+ */
+static vm_fault_t gdrdrv_vma_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct gdrdrv_mr *mr = vma->vm_private_data;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	unsigned long addr, first, end;
+	u64 off, phys;
+
+	down_read(&mr->sem);
+	if (mr->unpinned || mr->cb_flag || !mr->page_table)
+		goto out_unlock;
+	off = ((u64)(vma->vm_pgoff - mr->handle) << PAGE_SHIFT) + (vmf->address - vma->vm_start);
+	if (off >> GDRDRV_GPU_PAGE_SHIFT >= mr->page_table->entries)
+		goto out_unlock;
+	phys = mr->page_table->pages[off >> GDRDRV_GPU_PAGE_SHIFT]->physical_address;
+	first = vmf->address - (off & GDRDRV_GPU_PAGE_OFFSET);
+	end = min_t(unsigned long, first + GDRDRV_GPU_PAGE_SIZE, vma->vm_end);
+	for (addr = max(first, vma->vm_start); addr < end; addr += PAGE_SIZE) {
+		ret = vmf_insert_pfn(vma, addr, (phys + (addr - first)) >> PAGE_SHIFT);
+		if (ret != VM_FAULT_NOPAGE)
+			break;
+	}
+out_unlock:
+	up_read(&mr->sem);
+	return ret;
+}
+
+static const struct vm_operations_struct gdrdrv_vm_ops = {
+	.open = gdrdrv_vma_open,
+	.close = gdrdrv_vma_close,
+	.fault = gdrdrv_vma_fault,
+};
+
+static int gdrdrv_mmap_check(const struct gdrdrv_mr *mr, unsigned long size)
+{
+	lockdep_assert_held(&mr->sem);
+	if (mr->unpinned || mr->cb_flag || !mr->page_table || !mr->page_table->entries) {
+		gdrdrv_dbg("handle 0x%llx: no pages to map\n", mr->handle);
+		return -EINVAL;
+	}
+	if (mr->offset) {
+		gdrdrv_dbg("handle 0x%llx: pinned address is not 64 KiB aligned\n", mr->handle);
+		return -EINVAL;
+	}
+	if (mr->nr_vmas) {
+		gdrdrv_dbg("handle 0x%llx: already mapped\n", mr->handle);
+		return -EINVAL;
+	}
+	if (size > mr->mapped_size ||
+	    size > (u64)mr->page_table->entries * GDRDRV_GPU_PAGE_SIZE) {
+		gdrdrv_dbg("handle 0x%llx: 0x%lx bytes exceed the pin\n", mr->handle, size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct gdrdrv_file *fp = filp->private_data;
+	unsigned long size = vma->vm_end - vma->vm_start;
+	struct gdrdrv_mr *mr;
+	gdr_mr_type_t type;
+	pgprot_t prot;
+	int ret;
+
+	if (!gdrdrv_caller_is_owner(fp))
+		return -EACCES;
+	if (!(vma->vm_flags & VM_SHARED)) {
+		gdrdrv_dbg("only MAP_SHARED mappings\n");
+		return -EINVAL;
+	}
+	mr = gdrdrv_mr_get(fp, vma->vm_pgoff);
+	if (!mr) {
+		gdrdrv_dbg("no MR at page offset 0x%lx\n", vma->vm_pgoff);
+		return -EINVAL;
+	}
+
+	down_write(&mr->sem);
+	ret = gdrdrv_mmap_check(mr, size);
+	if (ret)
+		goto err_unlock;
+	type = gdrdrv_mr_pick_type(mr);
+	prot = vma->vm_page_prot;
+	ret = gdrdrv_type_prot(type, &prot);
+	if (ret)
+		goto err_unlock;
+	/* Not inherited by fork: a child touching the range gets SIGSEGV. */
+	gdrdrv_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
+	vma->vm_page_prot = prot;
+	vma->vm_ops = &gdrdrv_vm_ops;
+	vma->vm_private_data = mr;	/* the lookup's reference is now the VMA's */
+	mr->nr_vmas = 1;
+	mr->map_type = type;
+	up_write(&mr->sem);
+	gdrdrv_info("handle 0x%llx: mapped 0x%lx bytes, type %d\n", mr->handle, size, type);
+	return 0;
+
+err_unlock:
+	up_write(&mr->sem);
+	gdrdrv_mr_put(mr);
+	return ret;
+}

@@ -1,0 +1,38 @@
+# gdrdrv.ko from the top level. "make modules" builds $(GDRDRV_KO) against KDIR (default: the
+# running kernel's build tree, if installed); plain "make" does too where KDIR exists, and says
+# in one line why it skips the module where not. NVIDIA_SRC_DIR as in kernel/Makefile.
+# For other parts: GDRDRV_KO is the module's path; "$(MAKE) modules KDIR=... GDRDRV_OUT=..." builds
+# it for another kernel (e.g. the VM tier's) into another directory.
+
+KDIR ?= $(wildcard /lib/modules/$(shell uname -r)/build)
+GDRDRV_OUT ?= $(BUILD)/kernel
+GDRDRV_KO = $(GDRDRV_OUT)/gdrdrv.ko
+NVIDIA_SRC_DIR ?=
+
+# Debian: headers for the kernel flavour of this architecture; modinfo and insmod for tests.
+BUILD_DEBS += linux-headers-$(shell dpkg --print-architecture 2>/dev/null || echo amd64) kmod
+
+# The kernel's build decides its own compiler and flags: keep this build's CC=, CFLAGS= and the
+# like away from it, and pass on only what kbuild takes from a command line.
+GDRDRV_KBUILD_VARS = KDIR=$(abspath $(KDIR)) OUT=$(abspath $(GDRDRV_OUT)) \
+	NVIDIA_SRC_DIR=$(NVIDIA_SRC_DIR) \
+	$(foreach v,W C V LLVM ARCH CROSS_COMPILE,$(if $(filter command line,$(origin $(v))),$(v)=$($(v))))
+
+.PHONY: modules modules-clean
+modules modules-clean: MAKEOVERRIDES :=
+modules:
+	@test -n "$(KDIR)" || { echo "make modules: no kernel build tree for $$(uname -r);" \
+		"install its headers or give KDIR=<kernel build dir>" >&2; exit 1; }
+	$(Q)$(MAKE) --no-print-directory -C kernel $(GDRDRV_KBUILD_VARS)
+
+modules-clean:
+	$(Q)$(MAKE) --no-print-directory -C kernel $(GDRDRV_KBUILD_VARS) clean
+
+ifneq ($(KDIR),)
+all: modules
+else
+all: modules-skipped
+.PHONY: modules-skipped
+modules-skipped:
+	@echo "  SKIP    gdrdrv.ko: no kernel headers for $$(uname -r) (give KDIR=<kernel build dir>)"
+endif

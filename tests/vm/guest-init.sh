@@ -1,0 +1,292 @@
+#!/bin/busybox sh
+# /init of the VM tier's initramfs (run-vm.sh boots it). Loads nvp2p_sim, runs the sim's own
+# cases, then for each gdrdrv mode (persistent pins, then non-persistent) loads gdrdrv, runs
+# every kernel-tier case of that mode, and checks that unloading is refused while a process
+# holds pins and works, leaking nothing, once it is killed. Last it unloads nvp2p_sim and
+# powers off.
+#
+# Each case is one process (test_x NAME). After it, the kernel log is scanned for splats and
+# the sim's counters for pins, allocations or backing left behind, or contract misuses: any
+# of them fails the case even if it passed.
+#
+# Verdicts go to the second serial port, one line each: "plan NAME" for every case up front,
+# then "begin NAME" and "pass NAME" / "fail NAME reason" / "skip NAME reason", and "done" at
+# the end. Everything else goes to the console, the first serial port, which run-vm.sh keeps.
+# Kernel command line: gdr_timeout=S per case (default 60), gdr_filter=ERE to run only the
+# cases whose full name matches.
+
+/bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+export LD_LIBRARY_PATH=/gdr/lib GDRCOPY_BACKEND=gdrdrv HOME=/tmp
+
+arg() { # name: its value on the kernel command line
+	tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n 1
+}
+CASE_TIMEOUT=$(arg gdr_timeout)
+: "${CASE_TIMEOUT:=60}"
+FILTER=$(arg gdr_filter)
+export VMTEST_TIMEOUT=$CASE_TIMEOUT
+
+RESULTS=/dev/ttyS1
+stty -F $RESULTS raw -echo 2>/dev/null
+# One open per line: closing a tty waits until its output has left the port.
+say() { echo "$*" >$RESULTS; }
+log() { echo "vm-tier: $*"; }
+
+# Kernel log lines that fail the case they appear in.
+SPLAT='(^|[^A-Za-z_])BUG[: ]|WARNING:|Oops|general protection|Call Trace|circular locking|inconsistent lock state|refcount_t|KASAN|UBSAN|[Kk]ernel panic|soft lockup|blocked for more than|[Bb]ad page|list_(add|del) corruption|stack-protector|double fault|nvp2p_sim: misuse'
+
+GDRDRV_KO=/gdr/modules/gdrdrv.ko
+SIM_KO=/gdr/modules/nvp2p_sim.ko
+
+wanted() { # name
+	[ -z "$FILTER" ] || echo "$1" | grep -Eq "$FILTER"
+}
+
+# "prog case modes" for every case of every program.
+for prog in /gdr/tests/test_*; do
+	"$prog" --list | while read -r name modes; do
+		echo "$prog $name $modes"
+	done
+done >/tmp/cases
+
+cases_of() { # mode letter: "prog case" lines
+	awk -v m="$1" 'index($3, m) { print $1, $2 }' /tmp/cases
+}
+
+SIM_PHASE_CASES="module_load"
+GDRDRV_PHASE_CASES="module_load"
+GDRDRV_TAIL_CASES="module_unload_refused_while_open module_unload_after_kill"
+
+plan() {
+	for n in $SIM_PHASE_CASES; do wanted "sim/$n" && say "plan sim/$n"; done
+	cases_of s | while read -r prog name; do wanted "sim/$name" && say "plan sim/$name"; done
+	for phase in persistent nonpersistent; do
+		letter=$(echo $phase | cut -c1)
+		for n in $GDRDRV_PHASE_CASES; do wanted "$phase/$n" && say "plan $phase/$n"; done
+		cases_of "$letter" | while read -r prog name; do
+			wanted "$phase/$name" && say "plan $phase/$name"
+		done
+		for n in $GDRDRV_TAIL_CASES; do wanted "$phase/$n" && say "plan $phase/$n"; done
+	done
+	wanted sim/module_unload && say "plan sim/module_unload"
+}
+
+# The sim's counters as of the last check; a case must not leave more behind.
+base_pins=0 base_allocs=0 base_backing=0 base_misuses=0
+read_counts() {
+	eval "$(/gdr/bin/vmctl counts 2>/dev/null)" || sim_pins=unknown
+}
+
+# Sets $why to the first reason the case that just ran must fail, if any; $1 = "nocounts"
+# skips the counters (a case that hands its pins on to the next one).
+check_after() {
+	why=
+	dmesg -c >/tmp/kmsg 2>/dev/null
+	hit=$(grep -E "$SPLAT" /tmp/kmsg | head -n 1)
+	if [ -n "$hit" ]; then
+		why="kernel log: $(echo "$hit" | sed 's/^\[[ 0-9.]*\] //' | cut -c1-200)"
+		return
+	fi
+	[ "$1" = nocounts ] && return
+	lsmod | grep -q '^nvp2p_sim ' || return
+	read_counts
+	if [ "$sim_pins" = unknown ]; then
+		why="cannot read the sim's counters"
+		return
+	fi
+	if [ "$sim_misuses" -gt "$base_misuses" ]; then
+		why="nvidia_p2p contract broken $((sim_misuses - base_misuses)) time(s) (nvp2p_sim: misuse in the console log)"
+	elif [ "$sim_pins" -gt "$base_pins" ]; then
+		why="$((sim_pins - base_pins)) pin(s) outstanding after the case ended"
+	elif [ "$sim_allocations" -gt "$base_allocs" ]; then
+		why="$((sim_allocations - base_allocs)) sim allocation(s) left after the case ended"
+	elif [ "$sim_backing" -gt "$base_backing" ]; then
+		why="$((sim_backing - base_backing)) bytes of sim backing left after the case ended"
+	fi
+	base_pins=$sim_pins base_allocs=$sim_allocations base_backing=$sim_backing
+	base_misuses=$sim_misuses
+}
+
+verdict() { # name rc output-file [nocounts]
+	check_after "$4"
+	last=$(grep -v '^[[:space:]]*$' "$3" | tail -n 1 | cut -c1-300)
+	if [ -n "$why" ]; then
+		say "fail $1 $why"
+	elif [ "$2" = 0 ]; then
+		say "pass $1"
+	elif [ "$2" = 77 ]; then
+		say "skip $1 ${last:-no reason given}"
+	else
+		say "fail $1 ${last:-exit $2}"
+	fi
+}
+
+run_prog_case() { # full-name prog case
+	wanted "$1" || return 0
+	say "begin $1"
+	log "=== $1"
+	timeout -s KILL $((CASE_TIMEOUT + 30)) "$2" "$3" >/tmp/case.out 2>&1
+	rc=$?
+	sed 's/^/  | /' /tmp/case.out
+	verdict "$1" $rc /tmp/case.out
+}
+
+# Module cases run even when the filter leaves them out: later cases need what they do.
+run_shell_case() { # full-name function [nocounts]
+	wanted "$1" && say "begin $1"
+	log "=== $1"
+	$2 >/tmp/case.out 2>&1
+	rc=$?
+	sed 's/^/  | /' /tmp/case.out
+	if wanted "$1"; then
+		verdict "$1" $rc /tmp/case.out "$3"
+	else
+		check_after "$3"
+	fi
+}
+
+skip_phase() { # phase reason [loaded]: skip the phase's cases (but its load if "loaded")
+	if [ "$3" != loaded ]; then
+		for n in $GDRDRV_PHASE_CASES; do wanted "$1/$n" && say "skip $1/$n $2"; done
+	fi
+	cases_of "$(echo "$1" | cut -c1)" | while read -r prog name; do
+		wanted "$1/$name" && say "skip $1/$name $2"
+	done
+	for n in $GDRDRV_TAIL_CASES; do wanted "$1/$n" && say "skip $1/$n $2"; done
+}
+
+# --- module cases ---
+load_sim() {
+	insmod $SIM_KO || return 1
+	[ -c /dev/nvp2p_sim ] || { echo "FAIL: no /dev/nvp2p_sim after insmod"; return 1; }
+	echo "loaded: $(grep nvp2p_sim /proc/modules)"
+}
+
+PERSISTENT=1
+load_gdrdrv() {
+	insmod $GDRDRV_KO use_persistent_mapping=$PERSISTENT || return 1
+	if [ ! -c /dev/gdrdrv ]; then
+		major=$(awk '$2 == "gdrdrv" { print $1 }' /proc/devices)
+		[ -n "$major" ] || { echo "FAIL: gdrdrv has no char major in /proc/devices"; return 1; }
+		mknod /dev/gdrdrv c "$major" 0
+	fi
+	chmod 666 /dev/gdrdrv
+	echo "loaded: $(grep gdrdrv /proc/modules)"
+}
+
+HOLDER=
+unload_refused_while_open() {
+	rm -f /tmp/held
+	/gdr/bin/vmctl hold /tmp/held &
+	HOLDER=$!
+	i=0
+	while [ ! -e /tmp/held ]; do
+		i=$((i + 1))
+		if [ $i -gt 200 ] || ! kill -0 $HOLDER 2>/dev/null; then
+			echo "FAIL: the holder process did not get its pins"
+			return 1
+		fi
+		usleep 100000
+	done
+	read_counts
+	echo "holder $HOLDER holds: $sim_pins pin(s)"
+	if rmmod gdrdrv; then
+		echo "FAIL: rmmod gdrdrv succeeded while a process had it open with pins"
+		return 1
+	fi
+	grep -q '^gdrdrv ' /proc/modules || { echo "FAIL: gdrdrv is gone"; return 1; }
+	echo "rmmod refused, as it must be"
+}
+
+unload_after_kill() {
+	if [ -n "$HOLDER" ]; then
+		kill -9 $HOLDER
+		wait $HOLDER 2>/dev/null
+		HOLDER=
+	fi
+	read_counts
+	if [ "$sim_pins" != 0 ]; then
+		echo "FAIL: $sim_pins pin(s) left after the holder was killed"
+		return 1
+	fi
+	if ! grep -q '^gdrdrv ' /proc/modules; then
+		echo "FAIL: gdrdrv was not loaded"
+		return 1
+	fi
+	rmmod gdrdrv || { echo "FAIL: rmmod gdrdrv failed with no process holding it"; return 1; }
+	rm -f /dev/gdrdrv
+	read_counts
+	echo "after unload: $(/gdr/bin/vmctl counts)"
+	[ "$sim_pins" = 0 ] && [ "$sim_allocations" = 0 ] && [ "$sim_backing" = 0 ] ||
+		{ echo "FAIL: the sim still holds something"; return 1; }
+}
+
+unload_sim() {
+	if grep -q '^gdrdrv ' /proc/modules; then
+		rmmod gdrdrv || echo "note: gdrdrv was still loaded and would not unload"
+	fi
+	rmmod nvp2p_sim || { echo "FAIL: rmmod nvp2p_sim failed"; return 1; }
+}
+
+run_phase() { # phase
+	phase=$1
+	letter=$(echo $phase | cut -c1)
+	if [ ! -e $GDRDRV_KO ]; then
+		skip_phase $phase "gdrdrv.ko is not built in this tree"
+		return
+	fi
+	if ! lsmod | grep -q '^nvp2p_sim '; then
+		skip_phase $phase "nvp2p_sim is not loaded"
+		return
+	fi
+	[ $phase = persistent ] && PERSISTENT=1 || PERSISTENT=0
+	export GDR_VM_PHASE=$phase
+	run_shell_case $phase/module_load load_gdrdrv
+	if ! grep -q '^gdrdrv ' /proc/modules; then
+		skip_phase $phase "gdrdrv did not load (see $phase/module_load)" loaded
+		return
+	fi
+	cases_of "$letter" >/tmp/phase_cases
+	while read -r prog name; do
+		run_prog_case "$phase/$name" "$prog" "$name"
+	done </tmp/phase_cases
+	run_shell_case $phase/module_unload_refused_while_open unload_refused_while_open nocounts
+	run_shell_case $phase/module_unload_after_kill unload_after_kill
+	# Whatever happened, the next phase needs gdrdrv unloaded.
+	[ -n "$HOLDER" ] && kill -9 $HOLDER 2>/dev/null && wait $HOLDER 2>/dev/null
+	HOLDER=
+	grep -q '^gdrdrv ' /proc/modules && rmmod gdrdrv
+}
+
+log "kernel $(uname -r), $(nproc) CPU(s); case timeout ${CASE_TIMEOUT}s${FILTER:+, filter $FILTER}"
+plan
+# The boot's own messages are not any case's fault, but a splat there is worth seeing.
+dmesg -c | grep -E "$SPLAT" | sed 's/^/vm-tier: boot log: /'
+
+export GDR_VM_PHASE=sim
+run_shell_case sim/module_load load_sim
+if lsmod | grep -q '^nvp2p_sim '; then
+	cases_of s >/tmp/phase_cases
+	while read -r prog name; do
+		run_prog_case "sim/$name" "$prog" "$name"
+	done </tmp/phase_cases
+else
+	cases_of s | while read -r prog name; do
+		wanted "sim/$name" && say "skip sim/$name nvp2p_sim did not load"
+	done
+fi
+
+run_phase persistent
+run_phase nonpersistent
+
+run_shell_case sim/module_unload unload_sim
+say "done"
+log "done"
+sync
+poweroff -f

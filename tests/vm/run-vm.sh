@@ -1,0 +1,132 @@
+#!/bin/bash
+# Tier 2: boot the distribution kernel under QEMU (TCG, never KVM) with the initramfs that
+# tests/vm/vm.mk packed, let its /init (guest-init.sh) run every kernel-tier case, and report
+# one verdict per case in tests/run-tests.sh's results format to $GDR_TEST_RESULTS (stdout if
+# unset). A case the VM never finished fails (the one it was running) or is skipped (the ones
+# after it), with the reason; the guest console is kept in DIR/console.log and its tail is
+# printed when anything failed. Exits 77 with the reason when this machine cannot run the tier.
+#   run-vm.sh --kernel VMLINUZ --initramfs CPIO --dir DIR [--skip REASON]
+# Environment: GDR_VM_TIMEOUT (whole run, s, default 270), GDR_VM_CASE_TIMEOUT (s, default 60),
+# GDR_VM_FILTER (ERE on case names, e.g. 'fork|unix'), GDR_VM_CPU (QEMU -cpu, default max),
+# GDR_VM_SMP (default 2), QEMU (default qemu-system-x86_64).
+set -u
+
+kernel= initramfs= dir= skip_reason=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) kernel=$2; shift 2 ;;
+	--initramfs) initramfs=$2; shift 2 ;;
+	--dir) dir=$2; shift 2 ;;
+	--skip) skip_reason=$2; shift 2 ;;
+	*) echo "usage: $0 --kernel VMLINUZ --initramfs CPIO --dir DIR [--skip REASON]" >&2
+	   exit 2 ;;
+	esac
+done
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+[ -z "$skip_reason" ] || skip "$skip_reason"
+[ "$(uname -m)" = x86_64 ] ||
+	skip "the VM tier runs x86_64 test programs in an x86_64 guest; this host is $(uname -m)"
+qemu=${QEMU:-qemu-system-x86_64}
+command -v "$qemu" >/dev/null 2>&1 || skip "$qemu not found (apt-get install qemu-system-x86)"
+[ -r "$kernel" ] || skip "no readable kernel image $kernel (apt-get install linux-image-amd64)"
+[ -r "$initramfs" ] || skip "no initramfs $initramfs (make check-build builds it)"
+
+results_file=${GDR_TEST_RESULTS:-/dev/stdout}
+vm_timeout=${GDR_VM_TIMEOUT:-270}
+case_timeout=${GDR_VM_CASE_TIMEOUT:-60}
+filter=${GDR_VM_FILTER:-}
+mkdir -p "$dir"
+console=$dir/console.log
+raw=$dir/results.log
+rm -f "$console" "$raw"
+
+# Make every kernel complaint count: an oops, a soft lockup or a task hung for 30 s panics,
+# and the panic ends the VM (-no-reboot), so no later case runs on a damaged kernel. Warnings
+# do not panic; the guest scans the log for them after each case. slub_debug and page_poison
+# turn some use-after-free bugs into loud ones.
+append="console=ttyS0,115200 rdinit=/init panic=-1 oops=panic softlockup_panic=1"
+append+=" hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=30 slub_debug=FZP"
+append+=" page_poison=1 mitigations=off loglevel=6 gdr_timeout=$case_timeout"
+[ -n "$filter" ] && append+=" gdr_filter=$filter"
+
+start=$(date +%s)
+timeout -k 5 "$vm_timeout" "$qemu" -accel tcg -nographic -nodefaults -no-reboot \
+	-m 1G -smp "${GDR_VM_SMP:-2}" -cpu "${GDR_VM_CPU:-max}" \
+	-kernel "$kernel" -initrd "$initramfs" -append "$append" \
+	-serial "file:$console" -serial "file:$raw" </dev/null >"$dir/qemu.out" 2>&1
+qemu_rc=$?
+elapsed=$(( $(date +%s) - start ))
+
+declare -A verdict
+plan=()
+current= done=0
+if [ -f "$raw" ]; then
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		word=${line%% *}
+		rest=${line#* }
+		name=${rest%% *}
+		case "$word" in
+		plan) plan+=("$name"); verdict[$name]= ;;
+		begin) current=$name ;;
+		pass|fail|skip)
+			[ -n "${verdict[$name]+set}" ] || plan+=("$name")
+			verdict[$name]=$line
+			[ "$current" = "$name" ] && current= ;;
+		done) done=1 ;;
+		esac
+	done <"$raw"
+fi
+
+if [ $qemu_rc = 124 ] || [ $qemu_rc = 137 ]; then
+	how="the VM ran past GDR_VM_TIMEOUT=${vm_timeout}s"
+elif [ $qemu_rc != 0 ]; then
+	how="QEMU exited $qemu_rc: $(tail -n 1 "$dir/qemu.out")"
+else
+	how="the guest kernel died (panic, oops or hang)"
+fi
+
+failed=0
+: >"$dir/verdicts"
+if [ ${#plan[@]} = 0 ]; then
+	echo "fail boot no case started: $how; console: $console" >>"$dir/verdicts"
+	failed=1
+else
+	stopped=${current:-}
+	for name in "${plan[@]}"; do
+		v=${verdict[$name]}
+		if [ -z "$v" ]; then
+			if [ $done = 1 ]; then
+				v="fail $name planned but never reported"
+			elif [ -n "$current" ] && [ "$name" = "$current" ]; then
+				v="fail $name $how during this case; console: $console"
+			elif [ -z "$stopped" ]; then
+				stopped=$name
+				v="fail $name $how before this case; console: $console"
+			else
+				v="skip $name not run: the VM stopped during $stopped"
+			fi
+		fi
+		case "$v" in fail*) failed=1 ;; esac
+		echo "$v" >>"$dir/verdicts"
+	done
+	if [ $done != 1 ] && [ $failed = 0 ]; then
+		echo "fail vm_finish the guest did not finish: $how; console: $console" >>"$dir/verdicts"
+		failed=1
+	fi
+fi
+cat "$dir/verdicts" >>"$results_file"
+
+echo "VM tier: $(grep -c '^pass' "$dir/verdicts") passed, $(grep -c '^fail' "$dir/verdicts") failed," \
+	"$(grep -c '^skip' "$dir/verdicts") skipped in ${elapsed}s; console log: $console"
+if [ $failed = 1 ]; then
+	echo "last lines of the guest console:"
+	tail -n 40 "$console" 2>/dev/null | sed 's/^/  /'
+	exit 1
+fi
+exit 0

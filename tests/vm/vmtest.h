@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel tier's test framework. Each tests/vm/test_*.c is a program of cases that
+ * guest-init.sh runs inside the VM, one case per invocation:
+ *   test_x --list    one line per case: "NAME MODES", MODES being the phases it runs in:
+ *                    s (nvp2p_sim alone), p (gdrdrv, persistent pins), n (non-persistent)
+ *   test_x NAME      runs case NAME in a child process group, kills what it leaves behind,
+ *                    and exits 0 (pass), 1 (fail) or 77 (skip); the last line says why
+ * The phase is in GDR_VM_PHASE (sim, persistent, nonpersistent). A case is a function
+ * returning VM_PASS, VM_FAIL or VM_SKIP; it may return early on failure without cleaning up,
+ * since its process exits right after and the runner checks that the kernel cleaned up.
+ */
+#ifndef GDR_VMTEST_H
+#define GDR_VMTEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gdrapi.h"
+#include "gdrdrv.h"
+#include "nvp2p_sim_ioctl.h"
+
+#define VM_PASS 0
+#define VM_FAIL 1
+#define VM_SKIP 77
+
+#define GPU_PAGE ((uint64_t)GPU_PAGE_SIZE)
+
+struct vm_case {
+	const char *name;
+	const char *modes;
+	int (*fn)(void);
+};
+
+/* Each program defines its cases, NULL-terminated. */
+extern const struct vm_case vm_cases[];
+
+void vm_report(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void vm_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Say why, and fail (or skip) the case. */
+#define vm_fail(...) (vm_report(__FILE__, __LINE__, "FAIL: " __VA_ARGS__), VM_FAIL)
+#define vm_skip(...) (vm_report(__FILE__, __LINE__, "SKIP: " __VA_ARGS__), VM_SKIP)
+#define CHECK(cond, ...)					\
+	do {							\
+		if (!(cond))					\
+			return vm_fail(__VA_ARGS__);		\
+	} while (0)
+/* expr is a call returning 0 or an errno. */
+#define CHECK_ERR(expr, want)					\
+	do {							\
+		int vm_ret_ = (expr);				\
+		if (vm_ret_ != (want))				\
+			return vm_fail("%s returned %d (%s), expected %d (%s)", #expr,	\
+				       vm_ret_, vm_strerror(vm_ret_), (want),		\
+				       vm_strerror(want));				\
+	} while (0)
+#define CHECK_OK(expr) CHECK_ERR(expr, 0)
+
+const char *vm_strerror(int err);
+
+/* The phase of this run. */
+int vm_persistent(void);
+
+/* fork() after flushing stdio, so output is not written twice. */
+pid_t vm_fork(void);
+/* Wait for pid: its exit status, or 128 + signal if it was killed. */
+int vm_wait(pid_t pid);
+
+/* --- the simulated GPU (nvp2p_sim) --- */
+/* The control fd, opened on first use; a forked child shares it (and so its allocations'
+ * lifetime) unless it calls vm_sim_reopen(). */
+int vm_sim_fd(void);
+void vm_sim_reopen(void);
+int vm_alloc(uint64_t size, uint32_t flags, struct nvp2p_sim_alloc *out);
+int vm_free(uint64_t va);
+int vm_sim_write(uint64_t va, const void *buf, size_t len);
+int vm_sim_read(uint64_t va, void *buf, size_t len);
+int vm_counts(struct nvp2p_sim_counts *c);
+int vm_inject(uint32_t count, uint32_t error);
+
+/* --- gdrdrv through the library --- */
+/* gdr_open() with GDRCOPY_BACKEND=gdrdrv; NULL after saying why. */
+gdr_t vm_gdr_open(void);
+
+/* --- gdrdrv raw: 0 or an errno --- */
+int vm_gdrdrv_open(void);
+int vm_ioctl(int fd, unsigned long cmd, void *arg);
+int vm_raw_pin(int fd, uint64_t addr, uint64_t size, uint32_t flags, uint64_t *handle);
+int vm_raw_pin_v1(int fd, uint64_t addr, uint64_t size, uint64_t token, uint32_t va_space,
+		  uint64_t *handle);
+int vm_raw_unpin(int fd, uint64_t handle);
+int vm_raw_info(int fd, uint64_t handle, struct gdrdrv_get_info_v2_params *info);
+int vm_raw_cb_flag(int fd, uint64_t handle, uint32_t *flag);
+/* mmap of a pinned handle; NULL with *err set on failure. */
+void *vm_raw_map(int fd, uint64_t handle, size_t len, int *err);
+/* The fd of /dev/gdrdrv this process has open (the library's), -1 if none. */
+int vm_find_gdrdrv_fd(void);
+
+/* --- touching memory that may be gone --- */
+/* 0 when the access worked, else the signal it raised (SIGBUS or SIGSEGV). Thread-safe. */
+int vm_try_read32(const volatile void *p, uint32_t *val);
+int vm_try_write32(volatile void *p, uint32_t val);
+
+/* --- data --- */
+/* A pattern that differs with seed and offset, so a shifted or stale copy never matches. */
+void vm_fill(void *buf, size_t len, uint32_t seed);
+/* Index of the first differing byte, or -1. */
+long vm_diff(const void *a, const void *b, size_t len);
+
+/* A string of the counts, for messages. */
+const char *vm_counts_str(const struct nvp2p_sim_counts *c);
+
+#endif /* GDR_VMTEST_H */
