@@ -43,6 +43,10 @@ for test in "$@"; do
 		if [ "$rc" != 0 ] && [ "$rc" != 77 ] && ! grep -q '^fail ' "$results"; then
 			count fail "$name" "suite exited $rc: $last"
 		fi
+		if [ "${TEST_VERBOSE:-0}" != 1 ] && { grep -q '^fail ' "$results" ||
+		   { [ "$rc" != 0 ] && [ "$rc" != 77 ]; }; }; then
+			tail -n 20 "$log" | sed 's/^/      | /'
+		fi
 		continue
 	fi
 	case "$rc" in

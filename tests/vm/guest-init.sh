@@ -39,7 +39,7 @@ say() { echo "$*" >$RESULTS; }
 log() { echo "vm-tier: $*"; }
 
 # Kernel log lines that fail the case they appear in.
-SPLAT='(^|[^A-Za-z_])BUG[: ]|WARNING:|Oops|general protection|Call Trace|circular locking|inconsistent lock state|refcount_t|KASAN|UBSAN|[Kk]ernel panic|soft lockup|blocked for more than|[Bb]ad page|list_(add|del) corruption|stack-protector|double fault|nvp2p_sim: misuse'
+SPLAT='(^|[^A-Za-z_])BUG[: ]|WARNING:|memory corruption|Oops|general protection|Call Trace|circular locking|inconsistent lock state|refcount_t|KASAN|UBSAN|[Kk]ernel panic|soft lockup|blocked for more than|[Bb]ad page|list_(add|del) corruption|stack-protector|double fault|nvp2p_sim: misuse'
 
 GDRDRV_KO=/gdr/modules/gdrdrv.ko
 SIM_KO=/gdr/modules/nvp2p_sim.ko
@@ -115,7 +115,7 @@ check_after() {
 
 verdict() { # name rc output-file [nocounts]
 	check_after "$4"
-	last=$(grep -v '^[[:space:]]*$' "$3" | tail -n 1 | cut -c1-300)
+	last=$(grep -v '^[[:space:]]*$' "$3" | tail -n 1 | sed -e 's/^FAIL: //' -e 's/^SKIP: //' | cut -c1-300)
 	if [ -n "$why" ]; then
 		say "fail $1 $why"
 	elif [ "$2" = 0 ]; then

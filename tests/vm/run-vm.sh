@@ -61,6 +61,10 @@ timeout -k 5 "$vm_timeout" "$qemu" -accel tcg -nographic -nodefaults -no-reboot 
 	-serial "file:$console" -serial "file:$raw" </dev/null >"$dir/qemu.out" 2>&1
 qemu_rc=$?
 elapsed=$(( $(date +%s) - start ))
+# The serial console ends its lines with CR LF.
+if [ -f "$console" ]; then
+	tr -d '\r' <"$console" >"$console.tmp" && mv "$console.tmp" "$console"
+fi
 
 declare -A verdict
 plan=()
@@ -122,11 +126,22 @@ else
 fi
 cat "$dir/verdicts" >>"$results_file"
 
-echo "VM tier: $(grep -c '^pass' "$dir/verdicts") passed, $(grep -c '^fail' "$dir/verdicts") failed," \
-	"$(grep -c '^skip' "$dir/verdicts") skipped in ${elapsed}s; console log: $console"
+# The runner shows the last lines of this output when something failed: keep the summary last
+# and what precedes it short.
 if [ $failed = 1 ]; then
-	echo "last lines of the guest console:"
-	tail -n 40 "$console" 2>/dev/null | sed 's/^/  /'
-	exit 1
+	if grep -q '^\(pass\|skip\)' "$dir/verdicts"; then
+		grep '^fail' "$dir/verdicts" | head -n 3 | while read -r _ name _; do
+			echo "guest console of $name:"
+			awk -v mark="vm-tier: === $name" '
+				$0 == mark { f = 1; next }
+				/^vm-tier: ===/ { f = 0 }
+				f && !/x86\/PAT:/' "$console" | head -n 5 | cut -c1-160 | sed 's/^/  /'
+		done
+	else
+		echo "last lines of the guest console:"
+		tail -n 12 "$console" 2>/dev/null | cut -c1-160 | sed 's/^/  /'
+	fi
 fi
-exit 0
+echo "VM tier: $(grep -c '^pass' "$dir/verdicts") passed, $(grep -c '^fail' "$dir/verdicts") failed," \
+	"$(grep -c '^skip' "$dir/verdicts") skipped in ${elapsed}s; guest console: $console"
+[ $failed = 0 ]

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -87,11 +88,16 @@ int vm_sim_fd(void)
 	return sim_fd;
 }
 
-void vm_sim_reopen(void)
+void vm_sim_close(void)
 {
 	if (sim_fd >= 0)
 		close(sim_fd);
 	sim_fd = -1;
+}
+
+void vm_sim_reopen(void)
+{
+	vm_sim_close();
 	vm_sim_fd();
 }
 
@@ -268,7 +274,9 @@ int vm_find_gdrdrv_fd(void)
 }
 
 static __thread sigjmp_buf *probe_env;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 
+/* A fault outside a probe is a real crash: die of it as if no handler were there. */
 static void probe_handler(int sig)
 {
 	if (probe_env)
@@ -277,15 +285,22 @@ static void probe_handler(int sig)
 	raise(sig);
 }
 
+/* Installed once for the whole process: threads probing at once must not undo each other's. */
+static void probe_install(void)
+{
+	struct sigaction sa = { .sa_handler = probe_handler };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
+}
+
 static int probe(volatile void *p, uint32_t *val, int write)
 {
-	struct sigaction sa = { .sa_handler = probe_handler }, old_bus, old_segv;
 	sigjmp_buf env;
 	int sig;
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, &old_bus);
-	sigaction(SIGSEGV, &sa, &old_segv);
+	pthread_once(&probe_once, probe_install);
 	sig = sigsetjmp(env, 1);
 	if (!sig) {
 		probe_env = &env;
@@ -295,8 +310,6 @@ static int probe(volatile void *p, uint32_t *val, int write)
 			*val = *(volatile uint32_t *)p;
 	}
 	probe_env = NULL;
-	sigaction(SIGBUS, &old_bus, NULL);
-	sigaction(SIGSEGV, &old_segv, NULL);
 	return sig;
 }
 

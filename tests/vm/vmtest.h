@@ -73,6 +73,7 @@ int vm_wait(pid_t pid);
 /* The control fd, opened on first use; a forked child shares it (and so its allocations'
  * lifetime) unless it calls vm_sim_reopen(). */
 int vm_sim_fd(void);
+void vm_sim_close(void);
 void vm_sim_reopen(void);
 int vm_alloc(uint64_t size, uint32_t flags, struct nvp2p_sim_alloc *out);
 int vm_free(uint64_t va);

@@ -93,7 +93,7 @@ static int run_case(const struct vm_case *c)
 		ret = VM_FAIL;
 	} else if (WIFEXITED(status)) {
 		ret = WEXITSTATUS(status);
-		if (ret != VM_PASS && ret != VM_SKIP) {
+		if (ret != VM_PASS && ret != VM_SKIP && ret != VM_FAIL) {
 			vm_log("FAIL: %s exited %d", c->name, ret);
 			ret = VM_FAIL;
 		}

@@ -152,7 +152,8 @@ static int sim_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 length,
 		pr_debug("nvp2p_sim: address or length are not aligned: %#llx +%#llx\n", va, length);
 		return -EINVAL;
 	}
-	if (check_add_overflow(va, length, &end))
+	/* No allocation is larger, and the table is sized from length before the lookup. */
+	if (length > NVP2P_SIM_ALLOC_MAX || check_add_overflow(va, length, &end))
 		return -EINVAL;
 
 	pin = sim_pin_alloc(length / SIM_CHUNK_SIZE);

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pins never outlive the last reference to the file that made them, whoever drops it and
+ * however: the sanity catalogue's leakage_pin_pages_fork (GDRCopy #313), a process killed
+ * with its pins and mappings (both orders of closing gdrdrv and the GPU), a forked child that
+ * exits, a mapping that outlives its fd, and /proc/driver/gdrdrv/nv_get_pages_refcount.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vmtest.h"
+
+static int counts(struct nvp2p_sim_counts *c)
+{
+	return vm_counts(c);
+}
+
+/* gdrdrv's own count of the tables it holds; -1 if it has no such file. */
+static long long gdrdrv_refcount(void)
+{
+	long long n = -1;
+	FILE *f = fopen("/proc/driver/gdrdrv/nv_get_pages_refcount", "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+static int case_leakage_pin_pages_fork(void)
+{
+	struct nvp2p_sim_counts before, held, after;
+	struct nvp2p_sim_alloc a;
+	int go[2], i, fd;
+	gdr_mh_t mh;
+	pid_t pid;
+	char c;
+	gdr_t g = vm_gdr_open();
+
+	CHECK(g, "gdr_open");
+	CHECK_OK(vm_alloc(4 * GPU_PAGE, 0, &a));
+	CHECK_OK(counts(&before));
+	CHECK(pipe(go) == 0, "pipe");
+	pid = vm_fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		/* Holds the other reference to the parent's gdrdrv file; drops it on cue. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		gdr_close(g);
+		_exit(0);
+	}
+	for (i = 0; i < 4; i++)
+		CHECK_OK(gdr_pin_buffer(g, a.va + i * GPU_PAGE, GPU_PAGE, 0, 0, &mh));
+	CHECK_OK(counts(&held));
+	CHECK(held.pins == before.pins + 4, "4 pins counted as %llu",
+	      (unsigned long long)(held.pins - before.pins));
+	CHECK(gdrdrv_refcount() == 4, "nv_get_pages_refcount says %lld with 4 pins",
+	      gdrdrv_refcount());
+	/* The parent lets go of its fd behind the library's back. */
+	fd = vm_find_gdrdrv_fd();
+	CHECK(fd >= 0, "the library's /dev/gdrdrv fd is not in /proc/self/fd");
+	close(fd);
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == held.pins, "closing one of two references unpinned");
+	CHECK(write(go[1], "c", 1) == 1, "pipe");
+	CHECK(vm_wait(pid) == 0, "the child failed");
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins, "%llu pins left after the last reference went",
+	      (unsigned long long)(after.pins - before.pins));
+	CHECK(gdrdrv_refcount() == 0, "nv_get_pages_refcount says %lld", gdrdrv_refcount());
+	/* g's fd is closed; the process ends without gdr_close. */
+	return VM_PASS;
+}
+
+/*
+ * A child with pins, mappings and GPU memory is killed. At exit its files close in fd order:
+ * gpu_first opens the sim (its "GPU") before gdrdrv, so the memory goes first and the free
+ * callbacks (non-persistent) run before gdrdrv's release; otherwise release unpins first.
+ */
+static int kill9(int gpu_first)
+{
+	struct nvp2p_sim_counts before, after;
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	CHECK_OK(counts(&before));
+	CHECK(pipe(ready) == 0, "pipe");
+	pid = vm_fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		struct nvp2p_sim_alloc a;
+		gdr_mh_t mh;
+		void *map;
+		gdr_t g;
+		int i;
+
+		vm_sim_close();
+		if (gpu_first)
+			vm_sim_fd();
+		g = vm_gdr_open();
+		if (!g || vm_sim_fd() < 0)
+			_exit(1);
+		for (i = 0; i < 6; i++) {
+			if (vm_alloc((i + 1) * GPU_PAGE, 0, &a) ||
+			    gdr_pin_buffer(g, a.va, (i + 1) * GPU_PAGE, 0, 0, &mh))
+				_exit(2);
+			if (i % 2 == 0 && gdr_map(g, mh, &map, (i + 1) * GPU_PAGE))
+				_exit(3);
+		}
+		if (write(ready[1], "r", 1) != 1)
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	CHECK(read(ready[0], &c, 1) == 1, "the child did not get its pins");
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins + 6, "the child holds %llu pins, not 6",
+	      (unsigned long long)(after.pins - before.pins));
+	kill(pid, SIGKILL);
+	CHECK(vm_wait(pid) == 128 + SIGKILL, "the child did not die of SIGKILL");
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins && after.allocations == before.allocations &&
+	      after.backing_bytes == before.backing_bytes,
+	      "after kill -9: %s; before: pins %llu, allocations %llu", vm_counts_str(&after),
+	      (unsigned long long)before.pins, (unsigned long long)before.allocations);
+	CHECK(gdrdrv_refcount() <= 0, "nv_get_pages_refcount says %lld", gdrdrv_refcount());
+	return VM_PASS;
+}
+
+static int case_leakage_kill9_gpu_first(void)
+{
+	return kill9(1);
+}
+
+static int case_leakage_kill9_gdrdrv_first(void)
+{
+	return kill9(0);
+}
+
+/* A forked child that closes its copy (and even calls gdr_close) takes none of the pins. */
+static int case_leakage_fork_child_exits(void)
+{
+	struct nvp2p_sim_counts before, after;
+	struct nvp2p_sim_alloc a;
+	uint32_t v = 0;
+	gdr_mh_t mh;
+	void *map;
+	pid_t pid;
+	gdr_t g = vm_gdr_open();
+
+	CHECK(g, "gdr_open");
+	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
+	CHECK_OK(gdr_pin_buffer(g, a.va, 2 * GPU_PAGE, 0, 0, &mh));
+	CHECK_OK(gdr_map(g, mh, &map, 2 * GPU_PAGE));
+	CHECK_OK(counts(&before));
+	pid = vm_fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		/* Its unpins are refused (EACCES): the pins are the parent's. */
+		gdr_close(g);
+		_exit(0);
+	}
+	CHECK(vm_wait(pid) == 0, "child");
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins, "the child's exit changed the pins: %s",
+	      vm_counts_str(&after));
+	CHECK(vm_try_write32(map, 0xabcd) == 0, "the parent's mapping broke");
+	CHECK_OK(vm_sim_read(a.va, &v, sizeof(v)));
+	CHECK(v == 0xabcd, "the parent's store did not land");
+	CHECK_OK(gdr_close(g));
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins - 1, "gdr_close left pins: %s", vm_counts_str(&after));
+	return VM_PASS;
+}
+
+/* A mapping holds the file: closing the fd first, the pins go at munmap. */
+static int case_leakage_release_at_munmap(void)
+{
+	struct nvp2p_sim_counts before, after;
+	struct nvp2p_sim_alloc a;
+	uint32_t v = 0;
+	uint64_t h, h2;
+	void *map;
+	int fd = vm_gdrdrv_open(), err;
+
+	CHECK(fd >= 0, "open");
+	CHECK_OK(vm_alloc(3 * GPU_PAGE, 0, &a));
+	CHECK_OK(counts(&before));
+	CHECK_OK(vm_raw_pin(fd, a.va, 2 * GPU_PAGE, 0, &h));
+	CHECK_OK(vm_raw_pin(fd, a.va + 2 * GPU_PAGE, GPU_PAGE, 0, &h2));
+	map = vm_raw_map(fd, h, 2 * GPU_PAGE, &err);
+	CHECK(map, "mmap: %s", strerror(err));
+	close(fd);
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins + 2, "closing the fd with a mapping left unpinned");
+	CHECK(vm_try_write32((char *)map + GPU_PAGE, 0x5a5a) == 0, "the mapping broke at close");
+	CHECK_OK(vm_sim_read(a.va + GPU_PAGE, &v, sizeof(v)));
+	CHECK(v == 0x5a5a, "a store after close did not land");
+	/* Split the VMA: the release waits for both halves. */
+	CHECK(munmap(map, 4096) == 0, "munmap of the first page");
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins + 2, "a partial munmap released the file");
+	CHECK(munmap((char *)map + 4096, 2 * GPU_PAGE - 4096) == 0, "munmap of the rest");
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins, "%llu pins left after the last munmap",
+	      (unsigned long long)(after.pins - before.pins));
+	return VM_PASS;
+}
+
+/* Many pins, never unpinned, go with gdr_close. */
+static int case_leakage_close_with_pins(void)
+{
+	struct nvp2p_sim_counts before, after;
+	struct nvp2p_sim_alloc a;
+	gdr_mh_t mh;
+	void *map;
+	gdr_t g = vm_gdr_open();
+	int i;
+
+	CHECK(g, "gdr_open");
+	CHECK_OK(vm_alloc(32 * GPU_PAGE, NVP2P_SIM_ALLOC_SCATTERED, &a));
+	CHECK_OK(counts(&before));
+	for (i = 0; i < 200; i++) {
+		CHECK_OK(gdr_pin_buffer(g, a.va + (i % 32) * GPU_PAGE + (i / 32) * 8, 8, 0, 0, &mh));
+		if (i < 32)
+			CHECK_OK(gdr_map(g, mh, &map, 8));
+	}
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins + 200, "200 pins counted as %llu",
+	      (unsigned long long)(after.pins - before.pins));
+	CHECK_OK(gdr_close(g));
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins, "gdr_close left %llu pins",
+	      (unsigned long long)(after.pins - before.pins));
+	return VM_PASS;
+}
+
+const struct vm_case vm_cases[] = {
+	{ "leakage_pin_pages_fork", "pn", case_leakage_pin_pages_fork },
+	{ "leakage_kill9_gpu_first", "pn", case_leakage_kill9_gpu_first },
+	{ "leakage_kill9_gdrdrv_first", "pn", case_leakage_kill9_gdrdrv_first },
+	{ "leakage_fork_child_exits", "pn", case_leakage_fork_child_exits },
+	{ "leakage_release_at_munmap", "pn", case_leakage_release_at_munmap },
+	{ "leakage_close_with_pins", "pn", case_leakage_close_with_pins },
+	{ NULL, NULL, NULL },
+};

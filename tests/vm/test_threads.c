@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Threads on one gdr_t: the sanity catalogue's basic_child_thread_pins_buffer (pin and map in
+ * one thread, use and tear down in another; concurrent pins of one buffer), many threads
+ * pinning at once, and the free callback racing unpin, map and touches.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmtest.h"
+
+#define NTHREADS 4
+
+struct shared {
+	gdr_t g;
+	struct nvp2p_sim_alloc a;
+	pthread_barrier_t barrier;
+	gdr_mh_t mh[NTHREADS];
+	void *map[NTHREADS];
+	atomic_int failed;
+	char why[NTHREADS][160];
+};
+
+#define T_CHECK(s, i, cond, ...)						\
+	do {									\
+		if (!(cond)) {							\
+			snprintf((s)->why[i], sizeof((s)->why[i]), __VA_ARGS__);	\
+			atomic_store(&(s)->failed, 1);				\
+			return NULL;						\
+		}								\
+	} while (0)
+
+static int report(struct shared *s)
+{
+	int i;
+
+	if (!atomic_load(&s->failed))
+		return VM_PASS;
+	for (i = 0; i < NTHREADS; i++) {
+		if (s->why[i][0])
+			vm_log("thread %d: %s", i, s->why[i]);
+	}
+	return vm_fail("a thread failed");
+}
+
+static void *pin_and_map(void *arg)
+{
+	struct shared *s = arg;
+
+	T_CHECK(s, 0, gdr_pin_buffer(s->g, s->a.va, 2 * GPU_PAGE, 0, 0, &s->mh[0]) == 0, "pin");
+	T_CHECK(s, 0, gdr_map(s->g, s->mh[0], &s->map[0], 2 * GPU_PAGE) == 0, "map");
+	return NULL;
+}
+
+static void *use_and_unpin(void *arg)
+{
+	struct shared *s = arg;
+	uint32_t v = 0x7eadbeef, got = 0;
+
+	T_CHECK(s, 1, gdr_copy_to_mapping(s->mh[0], (char *)s->map[0] + GPU_PAGE, &v,
+					  sizeof(v)) == 0, "copy");
+	T_CHECK(s, 1, vm_sim_read(s->a.va + GPU_PAGE, &got, sizeof(got)) == 0 && got == v,
+		"the other thread's mapping wrote %#x", got);
+	T_CHECK(s, 1, gdr_unmap(s->g, s->mh[0], s->map[0], 2 * GPU_PAGE) == 0, "unmap");
+	T_CHECK(s, 1, gdr_unpin_buffer(s->g, s->mh[0]) == 0, "unpin");
+	return NULL;
+}
+
+struct racer {
+	struct shared *s;
+	int i;
+};
+
+/* Pin and map the same buffer as the other racers, at the same moment, then write a word. */
+static void *pin_same(void *arg)
+{
+	struct racer *r = arg;
+	struct shared *s = r->s;
+	uint32_t v = 0x1000 + r->i;
+
+	pthread_barrier_wait(&s->barrier);
+	T_CHECK(s, r->i, gdr_pin_buffer(s->g, s->a.va, 2 * GPU_PAGE, 0, 0, &s->mh[r->i]) == 0,
+		"concurrent pin");
+	T_CHECK(s, r->i, gdr_map(s->g, s->mh[r->i], &s->map[r->i], 2 * GPU_PAGE) == 0,
+		"concurrent map");
+	T_CHECK(s, r->i, gdr_copy_to_mapping(s->mh[r->i], (char *)s->map[r->i] + 64 * r->i, &v,
+					     sizeof(v)) == 0, "copy");
+	return NULL;
+}
+
+static void *cleanup_all(void *arg)
+{
+	struct shared *s = arg;
+	int i;
+
+	for (i = 0; i < NTHREADS; i++) {
+		T_CHECK(s, 0, gdr_unmap(s->g, s->mh[i], s->map[i], 2 * GPU_PAGE) == 0,
+			"unmap of thread %d's mapping", i);
+		T_CHECK(s, 0, gdr_unpin_buffer(s->g, s->mh[i]) == 0, "unpin of thread %d's pin", i);
+	}
+	return NULL;
+}
+
+static int run_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+
+	CHECK(pthread_create(&t, NULL, fn, arg) == 0, "pthread_create");
+	CHECK(pthread_join(t, NULL) == 0, "pthread_join");
+	return VM_PASS;
+}
+
+static int case_basic_child_thread_pins_buffer(void)
+{
+	static struct shared s;
+	struct racer r[NTHREADS];
+	pthread_t t[NTHREADS];
+	uint32_t words[NTHREADS * 16];
+	int i, ret;
+
+	s.g = vm_gdr_open();
+	CHECK(s.g, "gdr_open");
+	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &s.a));
+	if ((ret = run_thread(pin_and_map, &s)) || (ret = run_thread(use_and_unpin, &s)))
+		return ret;
+	if ((ret = report(&s)))
+		return ret;
+
+	pthread_barrier_init(&s.barrier, NULL, NTHREADS);
+	for (i = 0; i < NTHREADS; i++) {
+		r[i] = (struct racer){ .s = &s, .i = i };
+		CHECK(pthread_create(&t[i], NULL, pin_same, &r[i]) == 0, "pthread_create");
+	}
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	if ((ret = report(&s)))
+		return ret;
+	CHECK_OK(vm_sim_read(s.a.va, words, sizeof(words)));
+	for (i = 0; i < NTHREADS; i++)
+		CHECK(words[16 * i] == 0x1000u + i, "thread %d's word is %#x", i, words[16 * i]);
+	if ((ret = run_thread(cleanup_all, &s)))
+		return ret;
+	if ((ret = report(&s)))
+		return ret;
+	CHECK_OK(gdr_close(s.g));
+	return VM_PASS;
+}
+
+/* Each thread pins, maps, writes, checks, unmaps and unpins its own page, over and over. */
+static void *pin_loop(void *arg)
+{
+	struct racer *r = arg;
+	struct shared *s = r->s;
+	uint64_t va = s->a.va + (uint64_t)r->i * GPU_PAGE;
+	int it;
+
+	for (it = 0; it < 60; it++) {
+		uint32_t v = (uint32_t)(r->i << 16 | it), got = 0;
+		gdr_info_t info;
+		gdr_mh_t mh;
+		void *p;
+
+		T_CHECK(s, r->i, gdr_pin_buffer(s->g, va, GPU_PAGE, 0, 0, &mh) == 0, "pin %d", it);
+		T_CHECK(s, r->i, gdr_get_info(s->g, mh, &info) == 0 && info.va == va, "info");
+		T_CHECK(s, r->i, gdr_map(s->g, mh, &p, GPU_PAGE) == 0, "map %d", it);
+		T_CHECK(s, r->i, gdr_copy_to_mapping(mh, (char *)p + 4 * it, &v, 4) == 0, "copy");
+		T_CHECK(s, r->i, vm_sim_read(va + 4 * it, &got, 4) == 0 && got == v,
+			"iteration %d: memory holds %#x, want %#x", it, got, v);
+		T_CHECK(s, r->i, gdr_unmap(s->g, mh, p, GPU_PAGE) == 0, "unmap %d", it);
+		T_CHECK(s, r->i, gdr_unpin_buffer(s->g, mh) == 0, "unpin %d", it);
+		/* The handle is stale now, whatever another thread got since. */
+		T_CHECK(s, r->i, gdr_get_info(s->g, mh, &info) == EINVAL, "stale handle accepted");
+	}
+	return NULL;
+}
+
+static int case_threads_concurrent_pins(void)
+{
+	static struct shared s;
+	struct racer r[NTHREADS];
+	pthread_t t[NTHREADS];
+	int i;
+
+	s.g = vm_gdr_open();
+	CHECK(s.g, "gdr_open");
+	CHECK_OK(vm_alloc(NTHREADS * GPU_PAGE, 0, &s.a));
+	for (i = 0; i < NTHREADS; i++) {
+		r[i] = (struct racer){ .s = &s, .i = i };
+		CHECK(pthread_create(&t[i], NULL, pin_loop, &r[i]) == 0, "pthread_create");
+	}
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	CHECK(report(&s) == VM_PASS, "see above");
+	CHECK_OK(gdr_close(s.g));
+	return VM_PASS;
+}
+
+#define SLOTS 4
+#define RACE_ITERATIONS 250
+
+static _Atomic uint64_t slot_va[SLOTS];
+static atomic_int race_done;
+
+/* Pin, map and touch whatever the slots hold, while the freer frees it under our feet. */
+static void *race_user(void *arg)
+{
+	struct racer *r = arg;
+	struct shared *s = r->s;
+	int it, ret;
+
+	for (it = 0; it < RACE_ITERATIONS; it++) {
+		uint64_t va = atomic_load(&slot_va[(it + r->i) % SLOTS]);
+		gdr_mh_t mh;
+		uint32_t v;
+		void *p;
+
+		ret = gdr_pin_buffer(s->g, va, GPU_PAGE, 0, 0, &mh);
+		if (ret == EINVAL)
+			continue;	/* freed before we pinned it */
+		T_CHECK(s, r->i, ret == 0, "pin: %s", vm_strerror(ret));
+		ret = gdr_map(s->g, mh, &p, GPU_PAGE);
+		/* Revoked between pin and map: gdrdrv refuses the map. */
+		T_CHECK(s, r->i, ret == 0 || ret == EINVAL || ret == EAGAIN, "map: %s",
+			vm_strerror(ret));
+		if (ret == 0) {
+			/* A revoked mapping faults, a live one works: never anything else. */
+			vm_try_write32((char *)p + 8 * r->i, 1);
+			vm_try_read32(p, &v);
+			T_CHECK(s, r->i, gdr_unmap(s->g, mh, p, GPU_PAGE) == 0, "unmap");
+		}
+		T_CHECK(s, r->i, gdr_unpin_buffer(s->g, mh) == 0, "unpin of a revoked pin failed");
+	}
+	atomic_fetch_add(&race_done, 1);
+	return NULL;
+}
+
+static void *race_freer(void *arg)
+{
+	struct racer *r = arg;
+	struct shared *s = r->s;
+	int it = 0;
+
+	while (atomic_load(&race_done) < NTHREADS - 1) {
+		_Atomic uint64_t *slot = &slot_va[it++ % SLOTS];
+		struct nvp2p_sim_alloc a;
+
+		T_CHECK(s, r->i, vm_free(atomic_load(slot)) == 0, "free");
+		T_CHECK(s, r->i, vm_alloc(GPU_PAGE, 0, &a) == 0, "alloc");
+		atomic_store(slot, a.va);
+	}
+	return NULL;
+}
+
+static int case_threads_free_race(void)
+{
+	static struct shared s;
+	struct racer r[NTHREADS];
+	pthread_t t[NTHREADS];
+	int i;
+
+	s.g = vm_gdr_open();
+	CHECK(s.g, "gdr_open");
+	for (i = 0; i < SLOTS; i++) {
+		struct nvp2p_sim_alloc a;
+
+		CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
+		slot_va[i] = a.va;
+	}
+	for (i = 0; i < NTHREADS; i++) {
+		r[i] = (struct racer){ .s = &s, .i = i };
+		CHECK(pthread_create(&t[i], NULL, i ? race_user : race_freer, &r[i]) == 0,
+		      "pthread_create");
+	}
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	CHECK(report(&s) == VM_PASS, "see above");
+	CHECK_OK(gdr_close(s.g));
+	return VM_PASS;
+}
+
+const struct vm_case vm_cases[] = {
+	{ "basic_child_thread_pins_buffer", "pn", case_basic_child_thread_pins_buffer },
+	{ "threads_concurrent_pins", "pn", case_threads_concurrent_pins },
+	{ "threads_free_race", "pn", case_threads_free_race },
+	{ NULL, NULL, NULL },
+};
