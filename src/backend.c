@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -9,15 +7,6 @@
 #include "backend.h"
 #include "gdr.h"
 #include "log.h"
-
-void gdr_why_set(struct gdr_why *why, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
-	va_end(ap);
-}
 
 static int stub_probe(struct gdr_why *why)
 {

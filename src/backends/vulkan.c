@@ -1,17 +1,515 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder: the vulkan backend is its own issue; until it lands it declines in its probe. */
+/*
+ * The vulkan backend: CPU mappings of CUDA VMM allocations with no kernel module.
+ *
+ * A CUDA allocation made with cuMemCreate and requestedHandleTypes including
+ * CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR exports as a POSIX fd; the Vulkan device with the
+ * same UUID imports that fd as OPAQUE_FD memory into its DEVICE_LOCAL|HOST_VISIBLE memory type,
+ * and vkMapMemory maps it: on NVIDIA's driver a BAR1 mapping, write-combined, coherent with the
+ * CUDA mapping of the same memory. Plain cudaMalloc/cuMemAlloc memory has no such handle and
+ * cannot take this path (ENOTSUP, with the reason in the log).
+ *
+ * Behaviour, compared with gdrdrv in its default persistent mode:
+ *   - pin reports what gdrdrv reports: va is addr rounded down to 64 KiB, mapped_size runs to
+ *     the next 64 KiB boundary (not past the end of the allocation), page_size 65536, and map
+ *     gives a write-combined mapping of va, so clients that add (addr - info.va) work. Unlike
+ *     gdrdrv, a pin that does not start on a GPU page can still be mapped.
+ *   - A pin holds a reference on the CUDA allocation (cuMemRetainAllocationHandle) and a Vulkan
+ *     import of it. If the application frees the allocation while it is pinned (cuMemUnmap,
+ *     cuMemRelease, cuMemAddressFree), the physical memory stays allocated until
+ *     gdr_unpin_buffer: the mapping keeps working on the old memory, which the GPU no longer
+ *     reaches through that address; nothing is revoked (GDR_ATTR_USE_PERSISTENT_MAPPING = 1,
+ *     the callback flag stays 0).
+ *   - p2p tokens are refused (EINVAL), as gdrdrv does in persistent mode.
+ *   - GDR_PIN_FLAG_FORCE_PCIE is refused (EINVAL), as gdrdrv does where its build lacks
+ *     FORCE_BAR1 support; the mappings are PCIe BAR1 mappings anyway on x86.
+ *   - Map accepts GDR_MAP_FLAG_DEFAULT and REQ_WC_MAPPING; CACHING and DEVICE give EINVAL.
+ * Each pin keeps one Vulkan memory object; the fd CUDA exported is consumed by the import.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-#include "backend.h"
+#include "gdr.h"
+#include "log.h"
+#include "vulkan_priv.h"
+
+#define KCMP_FILE 0
+
+struct vk_pin {
+	int ordinal;
+	CUmemGenericAllocationHandle handle;	/* our reference on the allocation */
+	VkDeviceMemory memory;			/* the import of the whole mapped allocation */
+	VkBuffer buffer;			/* for dedicated imports, else VK_NULL_HANDLE */
+	VkDeviceSize alloc_size;
+	VkDeviceSize offset;			/* of mh->va in memory */
+};
+
+static const char vk_vmm_hint[] =
+	"allocate with cuMemCreate and requestedHandleTypes = "
+	"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, or use the gdrdrv backend";
 
 static int vulkan_probe(struct gdr_why *why)
 {
-	gdr_why_set(why, "the vulkan backend is not implemented in this build yet");
-	return EOPNOTSUPP;
+	struct vk_state *s;
+	int ret = vk_state_create(&s, why);
+
+	if (!ret)
+		vk_state_destroy(s);
+	return ret;
+}
+
+static int vulkan_open(struct gdr *g, struct gdr_why *why)
+{
+	struct vk_state *s;
+	int ret = vk_state_create(&s, why);
+
+	if (!ret)
+		g->backend_priv = s;
+	return ret;
+}
+
+static void vulkan_close(struct gdr *g)
+{
+	vk_state_destroy(g->backend_priv);
+	g->backend_priv = NULL;
+}
+
+/* True if we are out of file descriptors, to tell EMFILE from other export failures. */
+static bool out_of_fds(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EMFILE || errno == ENFILE;
+}
+
+/*
+ * After a failed import: is fd still the open file we handed in (a dup of which is ref)? The
+ * spec leaves the fd with the caller on failure, but Mesa closes it anyway, and its number may
+ * already name another thread's file; close only what is provably ours.
+ */
+static bool fd_still_ours(int fd, int ref)
+{
+	struct stat a, b;
+	long same = syscall(SYS_kcmp, (long)getpid(), (long)getpid(), KCMP_FILE, (long)fd,
+			    (long)ref);
+
+	if (same == 0)
+		return true;
+	if (same > 0 || (errno != ENOSYS && errno != EPERM))
+		return false;
+	/* No kcmp: the same inode will do. */
+	return !fstat(fd, &a) && !fstat(ref, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static int vk_errno(VkResult r)
+{
+	switch (r) {
+	case VK_ERROR_OUT_OF_HOST_MEMORY:
+	case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+	case VK_ERROR_TOO_MANY_OBJECTS:
+		return ENOMEM;
+	case VK_ERROR_INVALID_EXTERNAL_HANDLE:
+		return ENOTSUP;
+	default:
+		return EIO;
+	}
+}
+
+/* A buffer for a dedicated import of size bytes; 0 or an errno (logged). */
+static int create_dedicated_buffer(struct vk_gpu *gpu, VkDeviceSize size, VkBuffer *buffer)
+{
+	VkExternalMemoryBufferCreateInfo ext = {
+		.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+		.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+	};
+	VkBufferCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+		.pNext = &ext,
+		.size = size,
+		.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+	};
+	VkMemoryRequirements req;
+	VkResult r = gpu->vkCreateBuffer(gpu->device, &info, NULL, buffer);
+
+	if (r != VK_SUCCESS) {
+		gdr_err("vulkan: vkCreateBuffer(%llu bytes) for a dedicated import failed (%s)",
+			(unsigned long long)size, vk_result_name(r));
+		return vk_errno(r);
+	}
+	gpu->vkGetBufferMemoryRequirements(gpu->device, *buffer, &req);
+	if (!(req.memoryTypeBits & (1u << gpu->memory_type))) {
+		gdr_err("vulkan: the driver does not allow memory type %u for imported buffers",
+			gpu->memory_type);
+		gpu->vkDestroyBuffer(gpu->device, *buffer, NULL);
+		*buffer = VK_NULL_HANDLE;
+		return ENOTSUP;
+	}
+	return 0;
+}
+
+/* Import fd (always consumed) as pin->alloc_size bytes of memory; 0 or an errno (logged). */
+static int import_fd(struct vk_gpu *gpu, int fd, struct vk_pin *pin)
+{
+	VkMemoryDedicatedAllocateInfo dedicated = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+	};
+	VkImportMemoryFdInfoKHR import = {
+		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
+		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+		.fd = fd,
+	};
+	VkMemoryAllocateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+		.pNext = &import,
+		.allocationSize = pin->alloc_size,
+		.memoryTypeIndex = gpu->memory_type,
+	};
+	int ref, ret;
+	VkResult r;
+
+	ref = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (ref < 0) {
+		ret = errno;
+		close(fd);
+		gdr_err("vulkan: out of file descriptors importing a CUDA allocation (%s); raise "
+			"RLIMIT_NOFILE", strerror(ret));
+		return ret;
+	}
+	if (gpu->dedicated_only) {
+		ret = create_dedicated_buffer(gpu, pin->alloc_size, &pin->buffer);
+		if (ret)
+			goto err_close;
+		dedicated.buffer = pin->buffer;
+		import.pNext = &dedicated;
+	}
+	r = gpu->vkAllocateMemory(gpu->device, &info, NULL, &pin->memory);
+	if (r != VK_SUCCESS) {
+		gdr_err("vulkan: vkAllocateMemory importing the CUDA allocation's fd (%llu bytes) "
+			"failed (%s)%s", (unsigned long long)pin->alloc_size, vk_result_name(r),
+			r == VK_ERROR_INVALID_EXTERNAL_HANDLE ? ": the Vulkan driver cannot import "
+			"this CUDA memory (are libcuda and the Vulkan ICD from the same NVIDIA "
+			"driver?); use the gdrdrv backend" : "");
+		ret = vk_errno(r);
+		goto err_buffer;
+	}
+	close(ref);
+	return 0;
+
+err_buffer:
+	if (pin->buffer)
+		gpu->vkDestroyBuffer(gpu->device, pin->buffer, NULL);
+	pin->buffer = VK_NULL_HANDLE;
+	if (!fd_still_ours(fd, ref))
+		fd = -1;
+err_close:
+	if (fd >= 0)
+		close(fd);
+	close(ref);
+	return ret;
+}
+
+/* Device ordinal of addr if it is device memory that is not managed; else EINVAL (logged). */
+static int classify(const struct gdr_cuda *cuda, unsigned long addr, int *ordinal)
+{
+	unsigned long long type = 0, managed = 0;
+	char err[128];
+	CUresult res;
+	int dev = -1;
+
+	res = cuda->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr);
+	if (res != CUDA_SUCCESS) {
+		gdr_err("vulkan: pin 0x%lx: not a CUDA device pointer (%s); %s", addr,
+			gdr_cuda_strerror(cuda, res, err, sizeof(err)), vk_vmm_hint);
+		return EINVAL;
+	}
+	if (type != CU_MEMORYTYPE_DEVICE) {
+		gdr_err("vulkan: pin 0x%lx: host memory, not GPU memory; %s", addr, vk_vmm_hint);
+		return EINVAL;
+	}
+	res = cuda->cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, addr);
+	if (res == CUDA_SUCCESS && managed) {
+		gdr_err("vulkan: pin 0x%lx: managed (unified) memory cannot be pinned; %s", addr,
+			vk_vmm_hint);
+		return EINVAL;
+	}
+	res = cuda->cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr);
+	if (res != CUDA_SUCCESS) {
+		gdr_err("vulkan: pin 0x%lx: its device is unknown (%s)", addr,
+			gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+		return EINVAL;
+	}
+	*ordinal = dev;
+	return 0;
+}
+
+/*
+ * The mapping addr lies in: the physical allocation mapped there starts at *base (cuMemMap's
+ * offset is always 0) and is imported whole. MAPPING_BASE_ADDR/SIZE name exactly that; drivers
+ * without them answer cuMemGetAddressRange with the same range for VMM memory.
+ */
+static CUresult mapping_range(const struct gdr_cuda *cuda, unsigned long addr, CUdeviceptr *base,
+			      size_t *size)
+{
+	unsigned long long b = 0, n = 0;
+
+	if (cuda->cuPointerGetAttribute(&b, CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, addr) ==
+	    CUDA_SUCCESS &&
+	    cuda->cuPointerGetAttribute(&n, CU_POINTER_ATTRIBUTE_MAPPING_SIZE, addr) ==
+	    CUDA_SUCCESS && b && n && addr >= b && addr - b < n) {
+		*base = b;
+		*size = n;
+		return CUDA_SUCCESS;
+	}
+	return cuda->cuMemGetAddressRange(base, size, addr);
+}
+
+/*
+ * The CUDA side of a pin, with a context current: the allocation's range, our reference on it,
+ * and an fd for it. 0 with *fd and pin->handle set, or an errno (logged, nothing held).
+ */
+static int export_allocation(const struct gdr_cuda *cuda, const struct gdr_pin_request *req,
+			     CUdeviceptr *base, struct vk_pin *pin, int *fd)
+{
+	CUmemAllocationProp prop;
+	size_t range_size = 0;
+	char err[128];
+	CUresult res;
+
+	res = mapping_range(cuda, req->addr, base, &range_size);
+	if (res != CUDA_SUCCESS) {
+		gdr_err("vulkan: pin 0x%lx: not inside a CUDA allocation (cuMemGetAddressRange: %s)",
+			req->addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+		return EINVAL;
+	}
+	if (req->size > range_size - (req->addr - *base)) {
+		gdr_err("vulkan: pin 0x%lx+%zu: runs past the end of its allocation (0x%llx+%zu)",
+			req->addr, req->size, (unsigned long long)*base, range_size);
+		return EINVAL;
+	}
+	res = cuda->cuMemRetainAllocationHandle(&pin->handle, (void *)req->addr);
+	if (res != CUDA_SUCCESS) {
+		gdr_err("vulkan: pin 0x%lx: not a CUDA VMM allocation (cudaMalloc/cuMemAlloc memory "
+			"cannot be exported: %s); %s", req->addr,
+			gdr_cuda_strerror(cuda, res, err, sizeof(err)), vk_vmm_hint);
+		return ENOTSUP;
+	}
+	res = cuda->cuMemGetAllocationPropertiesFromHandle(&prop, pin->handle);
+	if (res == CUDA_SUCCESS &&
+	    !(prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
+		gdr_err("vulkan: pin 0x%lx: this VMM allocation was created without "
+			"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; %s", req->addr, vk_vmm_hint);
+		goto err_release;
+	}
+	res = cuda->cuMemExportToShareableHandle(fd, pin->handle,
+						 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+	if (res != CUDA_SUCCESS) {
+		if (out_of_fds()) {
+			gdr_err("vulkan: pin 0x%lx: out of file descriptors; raise RLIMIT_NOFILE",
+				req->addr);
+			cuda->cuMemRelease(pin->handle);
+			return EMFILE;
+		}
+		gdr_err("vulkan: pin 0x%lx: cuMemExportToShareableHandle(POSIX_FILE_DESCRIPTOR) "
+			"failed (%s); %s", req->addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)),
+			vk_vmm_hint);
+		goto err_release;
+	}
+	pin->alloc_size = range_size;
+	return 0;
+
+err_release:
+	cuda->cuMemRelease(pin->handle);
+	return ENOTSUP;
+}
+
+static int vulkan_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_request *req)
+{
+	struct vk_state *s = g->backend_priv;
+	const struct gdr_cuda *cuda = s->cuda;
+	struct gdr_cuda_ctx_scope scope;
+	struct vk_pin *pin;
+	struct vk_gpu *gpu;
+	CUdeviceptr base = 0;
+	uint64_t va, end;
+	char err[128];
+	CUresult res;
+	int ordinal = -1, fd = -1, ret;
+
+	if (req->legacy && (req->p2p_token || req->va_space)) {
+		gdr_err("vulkan: pin 0x%lx: p2p tokens are deprecated and not supported (persistent "
+			"mappings); pass 0, 0", req->addr);
+		return EINVAL;
+	}
+	if (req->flags & GDR_PIN_FLAG_FORCE_PCIE) {
+		gdr_err("vulkan: pin 0x%lx: GDR_PIN_FLAG_FORCE_PCIE is not supported by this "
+			"backend (GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE is 0)", req->addr);
+		return EINVAL;
+	}
+	ret = classify(cuda, req->addr, &ordinal);
+	if (ret)
+		return ret;
+	if (ordinal < 0 || ordinal >= s->gpu_count) {
+		gdr_err("vulkan: pin 0x%lx: CUDA device %d is not one of the %d devices seen at "
+			"gdr_open", req->addr, ordinal, s->gpu_count);
+		return ENODEV;
+	}
+	gpu = &s->gpus[ordinal];
+	if (!gpu->usable) {
+		gdr_err("vulkan: pin 0x%lx: %s", req->addr, gpu->why.msg);
+		return ENOTSUP;
+	}
+	ret = vk_gpu_open(s, gpu, ordinal);
+	if (ret)
+		return ret;
+	pin = calloc(1, sizeof(*pin));
+	if (!pin)
+		return ENOMEM;
+	pin->ordinal = ordinal;
+
+	res = gdr_cuda_ctx_enter(cuda, ordinal, &scope);
+	if (res != CUDA_SUCCESS) {
+		gdr_err("vulkan: pin 0x%lx: no CUDA context for device %d (%s)", req->addr, ordinal,
+			gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+		ret = EIO;
+		goto err_free;
+	}
+	ret = export_allocation(cuda, req, &base, pin, &fd);
+	if (ret)
+		goto err_leave;
+	ret = import_fd(gpu, fd, pin);
+	if (ret)
+		goto err_release;
+	gdr_cuda_ctx_leave(cuda, &scope);
+
+	/* As gdrdrv: from the GPU page holding addr to the GPU page boundary after the end. */
+	va = req->addr & GPU_PAGE_MASK;
+	if (va < base)
+		va = base;
+	end = (req->addr + req->size + GPU_PAGE_SIZE - 1) & GPU_PAGE_MASK;
+	if (end > base + pin->alloc_size)
+		end = base + pin->alloc_size;
+	pin->offset = va - base;
+	mh->va = va;
+	mh->mapped_size = end - va;
+	mh->page_size = GPU_PAGE_SIZE;
+	mh->backend_priv = pin;
+	return 0;
+
+err_release:
+	cuda->cuMemRelease(pin->handle);
+err_leave:
+	gdr_cuda_ctx_leave(cuda, &scope);
+err_free:
+	free(pin);
+	return ret;
+}
+
+static int vulkan_unpin(struct gdr *g, struct gdr_memh *mh)
+{
+	struct vk_state *s = g->backend_priv;
+	struct vk_pin *pin = mh->backend_priv;
+	struct vk_gpu *gpu = &s->gpus[pin->ordinal];
+	struct gdr_cuda_ctx_scope scope;
+	CUresult res;
+	char err[128];
+
+	gpu->vkFreeMemory(gpu->device, pin->memory, NULL);
+	if (pin->buffer)
+		gpu->vkDestroyBuffer(gpu->device, pin->buffer, NULL);
+	/* cuMemRelease needs no context, but a driver may want one: give it one if we can. */
+	if (gdr_cuda_ctx_enter(s->cuda, pin->ordinal, &scope) != CUDA_SUCCESS)
+		scope.retained = false;
+	res = s->cuda->cuMemRelease(pin->handle);
+	gdr_cuda_ctx_leave(s->cuda, &scope);
+	if (res != CUDA_SUCCESS)
+		gdr_warn("vulkan: unpin 0x%lx: cuMemRelease failed (%s); the allocation may leak",
+			 mh->addr, gdr_cuda_strerror(s->cuda, res, err, sizeof(err)));
+	free(pin);
+	mh->backend_priv = NULL;
+	return 0;
+}
+
+static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags, void **va,
+		      gdr_mapping_type_t *type)
+{
+	struct vk_state *s = g->backend_priv;
+	struct vk_pin *pin = mh->backend_priv;
+	struct vk_gpu *gpu = &s->gpus[pin->ordinal];
+	VkDeviceSize len = (size + g->host_page_size - 1) / g->host_page_size * g->host_page_size;
+	VkResult r;
+
+	if (flags != GDR_MAP_FLAG_DEFAULT && flags != GDR_MAP_FLAG_REQ_WC_MAPPING) {
+		gdr_err("vulkan: map: only write-combined mappings exist in this backend "
+			"(GDR_MAP_FLAG_DEFAULT or GDR_MAP_FLAG_REQ_WC_MAPPING), not flags %d", flags);
+		return EINVAL;
+	}
+	if (len > pin->alloc_size - pin->offset)
+		len = pin->alloc_size - pin->offset;
+	r = gpu->vkMapMemory(gpu->device, pin->memory, pin->offset, len, 0, va);
+	if (r != VK_SUCCESS) {
+		gdr_err("vulkan: vkMapMemory(%llu bytes at %llu) failed (%s)",
+			(unsigned long long)len, (unsigned long long)pin->offset, vk_result_name(r));
+		return r == VK_ERROR_MEMORY_MAP_FAILED ? ENOMEM : vk_errno(r);
+	}
+	*type = GDR_MAPPING_TYPE_WC;
+	return 0;
+}
+
+static int vulkan_unmap(struct gdr *g, struct gdr_memh *mh)
+{
+	struct vk_state *s = g->backend_priv;
+	struct vk_pin *pin = mh->backend_priv;
+	struct vk_gpu *gpu = &s->gpus[pin->ordinal];
+
+	gpu->vkUnmapMemory(gpu->device, pin->memory);
+	return 0;
+}
+
+static int vulkan_get_callback_flag(struct gdr *g, struct gdr_memh *mh, int *flag)
+{
+	(void)g, (void)mh;
+	*flag = 0;
+	return 0;
+}
+
+static int vulkan_get_attribute(struct gdr *g, int attr, int *value)
+{
+	(void)g;
+	switch (attr) {
+	case GDR_ATTR_USE_PERSISTENT_MAPPING:
+		*value = 1;
+		return 0;
+	case GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE:
+	case GDR_ATTR_USING_DMA_BUF_MMAP:
+		*value = 0;
+		return 0;
+	default:
+		return EINVAL;
+	}
 }
 
 const struct gdr_backend_ops gdr_backend_vulkan = {
 	.name = "vulkan",
 	.id = GDR_BACKEND_VULKAN,
 	.probe = vulkan_probe,
+	.open = vulkan_open,
+	.close = vulkan_close,
+	.pin = vulkan_pin,
+	.unpin = vulkan_unpin,
+	.map = vulkan_map,
+	.unmap = vulkan_unmap,
+	.get_info = gdr_backend_info_from_memh,
+	.get_callback_flag = vulkan_get_callback_flag,
+	.get_attribute = vulkan_get_attribute,
+	.driver_get_version = gdr_backend_no_module_version,
 };

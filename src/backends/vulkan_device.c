@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The vulkan backend's discovery: load libvulkan.so.1, create one VkInstance, and for every CUDA
+ * device find the Vulkan device whose deviceUUID equals cuDeviceGetUuid and check that it can
+ * import a CUDA allocation's POSIX fd (VK_KHR_external_memory_fd, OPAQUE_FD importable) into a
+ * DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory type on a DEVICE_LOCAL heap.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "vulkan_priv.h"
+
+const char *vk_result_name(VkResult r)
+{
+	switch (r) {
+#define VK_NAME(x) case x: return #x;
+	VK_NAME(VK_SUCCESS)
+	VK_NAME(VK_INCOMPLETE)
+	VK_NAME(VK_ERROR_OUT_OF_HOST_MEMORY)
+	VK_NAME(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+	VK_NAME(VK_ERROR_INITIALIZATION_FAILED)
+	VK_NAME(VK_ERROR_DEVICE_LOST)
+	VK_NAME(VK_ERROR_MEMORY_MAP_FAILED)
+	VK_NAME(VK_ERROR_LAYER_NOT_PRESENT)
+	VK_NAME(VK_ERROR_EXTENSION_NOT_PRESENT)
+	VK_NAME(VK_ERROR_FEATURE_NOT_PRESENT)
+	VK_NAME(VK_ERROR_INCOMPATIBLE_DRIVER)
+	VK_NAME(VK_ERROR_TOO_MANY_OBJECTS)
+	VK_NAME(VK_ERROR_INVALID_EXTERNAL_HANDLE)
+#undef VK_NAME
+	default:
+		return "VkResult error";
+	}
+}
+
+void vk_format_uuid(const unsigned char u[16], char buf[48])
+{
+	snprintf(buf, 48, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
+		 u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+#define VK_INSTANCE_FN(s, name) \
+	((s)->name = (PFN_##name)(void *)(s)->vkGetInstanceProcAddr((s)->instance, #name))
+
+static int load_instance(struct vk_state *s, struct gdr_why *why)
+{
+	PFN_vkCreateInstance create;
+	VkApplicationInfo app = {
+		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+		.pApplicationName = "libgdrapi",
+		.pEngineName = "gdrcopy",
+		.apiVersion = VK_API_VERSION_1_1,
+	};
+	VkInstanceCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+		.pApplicationInfo = &app,
+	};
+	VkResult r;
+
+	s->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!s->lib) {
+		gdr_why_set(why, "no Vulkan loader (libvulkan.so.1): install libvulkan1");
+		return ENOENT;
+	}
+	s->vkGetInstanceProcAddr = (PFN_vkGetInstanceProcAddr)dlsym(s->lib,
+								    "vkGetInstanceProcAddr");
+	create = s->vkGetInstanceProcAddr ? (PFN_vkCreateInstance)(void *)
+		s->vkGetInstanceProcAddr(NULL, "vkCreateInstance") : NULL;
+	if (!create) {
+		gdr_why_set(why, "libvulkan.so.1 has no vkGetInstanceProcAddr/vkCreateInstance: "
+			    "reinstall libvulkan1");
+		return ENOSYS;
+	}
+	r = create(&info, NULL, &s->instance);
+	if (r != VK_SUCCESS) {
+		gdr_why_set(why, "vkCreateInstance failed (%s): no usable Vulkan driver; install the "
+			    "NVIDIA driver's Vulkan ICD (nvidia_icd.json, needs libglvnd) or point "
+			    "VK_DRIVER_FILES at it", vk_result_name(r));
+		s->instance = VK_NULL_HANDLE;
+		return ENODEV;
+	}
+	VK_INSTANCE_FN(s, vkDestroyInstance);
+	VK_INSTANCE_FN(s, vkEnumeratePhysicalDevices);
+	VK_INSTANCE_FN(s, vkGetPhysicalDeviceProperties2);
+	VK_INSTANCE_FN(s, vkGetPhysicalDeviceMemoryProperties);
+	VK_INSTANCE_FN(s, vkEnumerateDeviceExtensionProperties);
+	VK_INSTANCE_FN(s, vkGetPhysicalDeviceExternalBufferProperties);
+	VK_INSTANCE_FN(s, vkCreateDevice);
+	VK_INSTANCE_FN(s, vkGetDeviceProcAddr);
+	if (!s->vkDestroyInstance || !s->vkEnumeratePhysicalDevices ||
+	    !s->vkGetPhysicalDeviceProperties2 || !s->vkGetPhysicalDeviceMemoryProperties ||
+	    !s->vkEnumerateDeviceExtensionProperties ||
+	    !s->vkGetPhysicalDeviceExternalBufferProperties || !s->vkCreateDevice ||
+	    !s->vkGetDeviceProcAddr) {
+		gdr_why_set(why, "the Vulkan loader lacks Vulkan 1.1 entry points: update libvulkan1");
+		return ENOSYS;
+	}
+	return 0;
+}
+
+static void device_extensions(struct vk_state *s, struct vk_gpu *gpu, bool *has_fd)
+{
+	VkExtensionProperties *props;
+	uint32_t n = 0;
+
+	*has_fd = false;
+	if (s->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL, &n, NULL) != VK_SUCCESS)
+		return;
+	props = calloc(n ? n : 1, sizeof(*props));
+	if (!props)
+		return;
+	if (s->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL, &n, props) >= 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			const char *e = props[i].extensionName;
+
+			*has_fd |= !strcmp(e, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+			gpu->has_ext_memory |= !strcmp(e, VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME);
+			gpu->has_dedicated |= !strcmp(e, VK_KHR_DEDICATED_ALLOCATION_EXTENSION_NAME);
+		}
+	}
+	free(props);
+}
+
+/*
+ * The memory type to import into: DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT (CPU stores must reach
+ * the GPU with no flush call) on a DEVICE_LOCAL heap; the largest heap wins, then uncached (the
+ * write-combined BAR type of NVIDIA's driver).
+ */
+static bool pick_memory_type(struct vk_state *s, struct vk_gpu *gpu)
+{
+	const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+					   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+					   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+	VkPhysicalDeviceMemoryProperties mp;
+	VkDeviceSize best_size = 0;
+	bool best_cached = true, found = false;
+
+	s->vkGetPhysicalDeviceMemoryProperties(gpu->physical, &mp);
+	for (uint32_t i = 0; i < mp.memoryTypeCount; i++) {
+		const VkMemoryType *t = &mp.memoryTypes[i];
+		const VkMemoryHeap *h = &mp.memoryHeaps[t->heapIndex];
+		bool cached = t->propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+
+		if ((t->propertyFlags & want) != want || !(h->flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT))
+			continue;
+		if (found && (h->size < best_size || (h->size == best_size && cached >= best_cached)))
+			continue;
+		gpu->memory_type = i;
+		best_size = h->size;
+		best_cached = cached;
+		found = true;
+	}
+	return found;
+}
+
+/* Can this device import OPAQUE_FD memory, and must the import be dedicated? */
+static bool opaque_fd_importable(struct vk_state *s, struct vk_gpu *gpu)
+{
+	VkPhysicalDeviceExternalBufferInfo info = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+		.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+		.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+	};
+	VkExternalBufferProperties props = {
+		.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES,
+	};
+	VkExternalMemoryFeatureFlags f;
+
+	s->vkGetPhysicalDeviceExternalBufferProperties(gpu->physical, &info, &props);
+	f = props.externalMemoryProperties.externalMemoryFeatures;
+	gpu->dedicated_only = f & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT;
+	return f & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT;
+}
+
+/* Check the Vulkan device found for a CUDA device; on failure the reason is in gpu->why. */
+static void check_gpu(struct vk_state *s, struct vk_gpu *gpu, int ordinal, const char *name)
+{
+	bool has_fd;
+
+	device_extensions(s, gpu, &has_fd);
+	if (!has_fd) {
+		gdr_why_set(&gpu->why, "Vulkan device %s (CUDA device %d) lacks "
+			    VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME ": update the NVIDIA driver",
+			    name, ordinal);
+		return;
+	}
+	if (!opaque_fd_importable(s, gpu)) {
+		gdr_why_set(&gpu->why, "Vulkan device %s (CUDA device %d) cannot import OPAQUE_FD "
+			    "memory: update the NVIDIA driver", name, ordinal);
+		return;
+	}
+	if (!pick_memory_type(s, gpu)) {
+		gdr_why_set(&gpu->why, "Vulkan device %s (CUDA device %d) has no DEVICE_LOCAL|"
+			    "HOST_VISIBLE|HOST_COHERENT memory type on a DEVICE_LOCAL heap (BAR1 too "
+			    "small to map VRAM; enable Resizable BAR)", name, ordinal);
+		return;
+	}
+	gpu->usable = true;
+}
+
+/* Match every CUDA device to a Vulkan physical device by UUID. */
+static void match_gpus(struct vk_state *s, VkPhysicalDevice *pds, uint32_t npd)
+{
+	const struct gdr_cuda *cuda = s->cuda;
+
+	for (int d = 0; d < s->gpu_count; d++) {
+		struct vk_gpu *gpu = &s->gpus[d];
+		char uuid[48], err[128];
+		CUdevice dev;
+		CUuuid cu_uuid;
+		CUresult res;
+
+		res = cuda->cuDeviceGet(&dev, d);
+		if (res == CUDA_SUCCESS)
+			res = cuda->cuDeviceGetUuid(&cu_uuid, dev);
+		if (res != CUDA_SUCCESS) {
+			gdr_why_set(&gpu->why, "cuDeviceGetUuid(%d) failed: %s", d,
+				    gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+			continue;
+		}
+		memcpy(gpu->uuid, cu_uuid.bytes, 16);
+		vk_format_uuid(gpu->uuid, uuid);
+		gdr_why_set(&gpu->why, "no Vulkan device matches CUDA device %d (UUID %s): install "
+			    "the NVIDIA driver's Vulkan ICD, or check VK_DRIVER_FILES", d, uuid);
+		for (uint32_t i = 0; i < npd; i++) {
+			VkPhysicalDeviceIDProperties id = {
+				.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES,
+			};
+			VkPhysicalDeviceProperties2 props = {
+				.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+				.pNext = &id,
+			};
+
+			s->vkGetPhysicalDeviceProperties2(pds[i], &props);
+			if (memcmp(id.deviceUUID, gpu->uuid, 16))
+				continue;
+			gpu->physical = pds[i];
+			if (props.properties.apiVersion < VK_API_VERSION_1_1) {
+				gdr_why_set(&gpu->why, "Vulkan device %s (CUDA device %d) only supports "
+					    "Vulkan %u.%u; 1.1 is needed", props.properties.deviceName,
+					    d, VK_API_VERSION_MAJOR(props.properties.apiVersion),
+					    VK_API_VERSION_MINOR(props.properties.apiVersion));
+				break;
+			}
+			check_gpu(s, gpu, d, props.properties.deviceName);
+			if (gpu->usable)
+				gdr_dbg("vulkan: CUDA device %d is Vulkan device %s, memory type %u%s",
+					d, props.properties.deviceName, gpu->memory_type,
+					gpu->dedicated_only ? ", dedicated imports" : "");
+			break;
+		}
+	}
+}
+
+static int survey(struct vk_state *s, struct gdr_why *why)
+{
+	const struct gdr_cuda *cuda = s->cuda;
+	VkPhysicalDevice *pds = NULL;
+	uint32_t npd = 0;
+	char err[128];
+	CUresult res;
+
+	res = cuda->cuDeviceGetCount(&s->gpu_count);
+	if (res != CUDA_SUCCESS || s->gpu_count <= 0) {
+		gdr_why_set(why, "no CUDA device (cuDeviceGetCount: %s)", res != CUDA_SUCCESS ?
+			    gdr_cuda_strerror(cuda, res, err, sizeof(err)) : "0 devices");
+		return ENODEV;
+	}
+	s->gpus = calloc((size_t)s->gpu_count, sizeof(*s->gpus));
+	if (!s->gpus) {
+		gdr_why_set(why, "out of memory");
+		return ENOMEM;
+	}
+	if (s->vkEnumeratePhysicalDevices(s->instance, &npd, NULL) != VK_SUCCESS || npd == 0) {
+		gdr_why_set(why, "no Vulkan device: install the NVIDIA driver's Vulkan ICD "
+			    "(nvidia_icd.json), or check VK_DRIVER_FILES");
+		return ENODEV;
+	}
+	pds = calloc(npd, sizeof(*pds));
+	if (!pds) {
+		gdr_why_set(why, "out of memory");
+		return ENOMEM;
+	}
+	if (s->vkEnumeratePhysicalDevices(s->instance, &npd, pds) < 0)
+		npd = 0;
+	match_gpus(s, pds, npd);
+	free(pds);
+	for (int d = 0; d < s->gpu_count; d++)
+		if (s->gpus[d].usable)
+			return 0;
+	/* None usable: the first device's reason stands for all. */
+	gdr_why_set(why, "%s", s->gpus[0].why.msg);
+	return ENODEV;
+}
+
+int vk_state_create(struct vk_state **out, struct gdr_why *why)
+{
+	struct vk_state *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s) {
+		gdr_why_set(why, "out of memory");
+		return ENOMEM;
+	}
+	s->cuda = gdr_cuda_acquire(why);
+	if (!s->cuda) {
+		free(s);
+		return ENODEV;
+	}
+	ret = load_instance(s, why);
+	if (!ret)
+		ret = survey(s, why);
+	if (ret) {
+		vk_state_destroy(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+void vk_state_destroy(struct vk_state *s)
+{
+	for (int d = 0; s->gpus && d < s->gpu_count; d++)
+		if (s->gpus[d].device)
+			s->gpus[d].vkDestroyDevice(s->gpus[d].device, NULL);
+	free(s->gpus);
+	if (s->instance)
+		s->vkDestroyInstance(s->instance, NULL);
+	if (s->lib)
+		dlclose(s->lib);
+	if (s->cuda)
+		gdr_cuda_release();
+	free(s);
+}
+
+#define VK_DEVICE_FN(s, gpu, name) \
+	((gpu)->name = (PFN_##name)(void *)(s)->vkGetDeviceProcAddr((gpu)->device, #name))
+
+int vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
+{
+	const char *exts[3];
+	uint32_t next = 0;
+	float priority = 1.0f;
+	VkDeviceQueueCreateInfo queue = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+		.queueFamilyIndex = 0,
+		.queueCount = 1,
+		.pQueuePriorities = &priority,
+	};
+	VkDeviceCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+		.queueCreateInfoCount = 1,
+		.pQueueCreateInfos = &queue,
+		.ppEnabledExtensionNames = exts,
+	};
+	VkResult r;
+
+	if (gpu->device)
+		return 0;
+	exts[next++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+	if (gpu->has_ext_memory)
+		exts[next++] = VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME;
+	if (gpu->has_dedicated)
+		exts[next++] = VK_KHR_DEDICATED_ALLOCATION_EXTENSION_NAME;
+	info.enabledExtensionCount = next;
+	r = s->vkCreateDevice(gpu->physical, &info, NULL, &gpu->device);
+	if (r != VK_SUCCESS) {
+		gpu->device = VK_NULL_HANDLE;
+		gdr_err("vulkan: vkCreateDevice for CUDA device %d failed (%s)", ordinal,
+			vk_result_name(r));
+		return r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ?
+		       ENOMEM : ENODEV;
+	}
+	VK_DEVICE_FN(s, gpu, vkDestroyDevice);
+	VK_DEVICE_FN(s, gpu, vkAllocateMemory);
+	VK_DEVICE_FN(s, gpu, vkFreeMemory);
+	VK_DEVICE_FN(s, gpu, vkMapMemory);
+	VK_DEVICE_FN(s, gpu, vkUnmapMemory);
+	VK_DEVICE_FN(s, gpu, vkCreateBuffer);
+	VK_DEVICE_FN(s, gpu, vkDestroyBuffer);
+	VK_DEVICE_FN(s, gpu, vkGetBufferMemoryRequirements);
+	if (!gpu->vkDestroyDevice || !gpu->vkAllocateMemory || !gpu->vkFreeMemory ||
+	    !gpu->vkMapMemory || !gpu->vkUnmapMemory || !gpu->vkCreateBuffer ||
+	    !gpu->vkDestroyBuffer || !gpu->vkGetBufferMemoryRequirements) {
+		if (gpu->vkDestroyDevice)
+			gpu->vkDestroyDevice(gpu->device, NULL);
+		gpu->device = VK_NULL_HANDLE;
+		gdr_err("vulkan: the Vulkan driver of CUDA device %d lacks core entry points", ordinal);
+		return ENOSYS;
+	}
+	return 0;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_driver.h"
+#include "log.h"
+
+/*
+ * Protects cuda_lib, cuda_refs and the table while it is loaded or unloaded. Taken by
+ * gdr_cuda_acquire/release only, never with another library lock inside; gdr->lock may be held
+ * outside it (backends load CUDA from open, under no lock, and release it from close, under
+ * gdr->lock).
+ */
+static pthread_mutex_t cuda_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *cuda_lib;
+static unsigned long cuda_refs;
+static struct gdr_cuda cuda_table;
+
+struct cuda_entry {
+	const char *name;
+	int version;
+	size_t offset;
+};
+
+static const struct cuda_entry cuda_entries[] = {
+#define GDR_CUDA_ENTRY(name, version) { #name, version, offsetof(struct gdr_cuda, name) },
+	GDR_CUDA_ENTRY_POINTS(GDR_CUDA_ENTRY)
+#undef GDR_CUDA_ENTRY
+};
+
+static void *cuda_open_library(struct gdr_why *why)
+{
+	static const char *const names[] = { "libcuda.so.1", "libcuda.so" };
+	char first_error[160] = "";
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		const char *err;
+
+		if (lib)
+			return lib;
+		err = dlerror();
+		if (i == 0)
+			snprintf(first_error, sizeof(first_error), "%s", err ? err : "not found");
+	}
+	gdr_why_set(why, "libcuda.so.1 not found: install the NVIDIA driver (%s)", first_error);
+	return NULL;
+}
+
+int gdr_cuda_proc(const struct gdr_cuda *cuda, const char *name, int version, void **pfn)
+{
+	CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	CUresult res;
+
+	*pfn = NULL;
+	res = cuda->cuGetProcAddress(name, pfn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+	if (res != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || !*pfn) {
+		gdr_dbg("cuGetProcAddress(%s, %d): result %d, status %d", name, version, (int)res,
+			(int)status);
+		*pfn = NULL;
+		return ENOSYS;
+	}
+	return 0;
+}
+
+/* Fill the table from lib; 0, or an errno with why filled. */
+static int cuda_resolve(void *lib, struct gdr_cuda *t, struct gdr_why *why)
+{
+	PFN_cuDriverGetVersion_v2020 get_version;
+	char err[128];
+	CUresult res;
+
+	get_version = (PFN_cuDriverGetVersion_v2020)dlsym(lib, "cuDriverGetVersion");
+	if (!get_version) {
+		gdr_why_set(why, "libcuda has no cuDriverGetVersion: not an NVIDIA driver library");
+		return ENOSYS;
+	}
+	res = get_version(&t->driver_version);
+	if (res != CUDA_SUCCESS) {
+		gdr_why_set(why, "cuDriverGetVersion failed (CUresult %d): reinstall the NVIDIA driver",
+			    (int)res);
+		return EIO;
+	}
+	if (t->driver_version < GDR_CUDA_MIN_DRIVER_VERSION) {
+		gdr_why_set(why, "CUDA driver %d.%d is too old: 12.0 or newer is needed",
+			    t->driver_version / 1000, t->driver_version % 1000 / 10);
+		return ENOTSUP;
+	}
+	t->cuGetProcAddress = (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
+	if (!t->cuGetProcAddress) {
+		gdr_why_set(why, "libcuda has no cuGetProcAddress_v2: driver too old (need CUDA 12.0+)");
+		return ENOSYS;
+	}
+	for (size_t i = 0; i < sizeof(cuda_entries) / sizeof(cuda_entries[0]); i++) {
+		const struct cuda_entry *e = &cuda_entries[i];
+		void *pfn;
+
+		if (gdr_cuda_proc(t, e->name, e->version, &pfn)) {
+			gdr_why_set(why, "cuGetProcAddress(%s) failed: driver too old (CUDA %d.%d)",
+				    e->name, t->driver_version / 1000,
+				    t->driver_version % 1000 / 10);
+			return ENOSYS;
+		}
+		memcpy((char *)t + e->offset, &pfn, sizeof(pfn));
+	}
+	res = t->cuInit(0);
+	if (res != CUDA_SUCCESS) {
+		gdr_why_set(why, "cuInit(0) failed: %s", gdr_cuda_strerror(t, res, err, sizeof(err)));
+		return res == CUDA_ERROR_NO_DEVICE ? ENODEV : EIO;
+	}
+	return 0;
+}
+
+const struct gdr_cuda *gdr_cuda_acquire(struct gdr_why *why)
+{
+	const struct gdr_cuda *ret = NULL;
+	struct gdr_cuda t;
+	void *lib;
+
+	pthread_mutex_lock(&cuda_lock);
+	if (cuda_refs) {
+		cuda_refs++;
+		ret = &cuda_table;
+		goto out_unlock;
+	}
+	lib = cuda_open_library(why);
+	if (!lib)
+		goto out_unlock;
+	memset(&t, 0, sizeof(t));
+	if (cuda_resolve(lib, &t, why)) {
+		dlclose(lib);
+		goto out_unlock;
+	}
+	cuda_table = t;
+	cuda_lib = lib;
+	cuda_refs = 1;
+	ret = &cuda_table;
+	gdr_dbg("CUDA driver %d.%d loaded", t.driver_version / 1000, t.driver_version % 1000 / 10);
+out_unlock:
+	pthread_mutex_unlock(&cuda_lock);
+	return ret;
+}
+
+void gdr_cuda_release(void)
+{
+	pthread_mutex_lock(&cuda_lock);
+	if (cuda_refs && --cuda_refs == 0) {
+		memset(&cuda_table, 0, sizeof(cuda_table));
+		dlclose(cuda_lib);
+		cuda_lib = NULL;
+	}
+	pthread_mutex_unlock(&cuda_lock);
+}
+
+const char *gdr_cuda_strerror(const struct gdr_cuda *cuda, CUresult res, char *buf, size_t len)
+{
+	const char *name = NULL, *str = NULL;
+
+	if (cuda->cuGetErrorName(res, &name) != CUDA_SUCCESS || !name)
+		name = NULL;
+	if (cuda->cuGetErrorString(res, &str) != CUDA_SUCCESS || !str)
+		str = NULL;
+	if (name)
+		snprintf(buf, len, "%s (%s)", name, str ? str : "no description");
+	else
+		snprintf(buf, len, "CUresult %d", (int)res);
+	return buf;
+}
+
+CUresult gdr_cuda_ctx_enter(const struct gdr_cuda *cuda, int ordinal,
+			    struct gdr_cuda_ctx_scope *scope)
+{
+	CUcontext current = NULL, primary;
+	CUresult res;
+
+	scope->retained = false;
+	res = cuda->cuCtxGetCurrent(&current);
+	if (res != CUDA_SUCCESS)
+		return res;
+	if (current)
+		return CUDA_SUCCESS;
+	res = cuda->cuDeviceGet(&scope->device, ordinal);
+	if (res != CUDA_SUCCESS)
+		return res;
+	res = cuda->cuDevicePrimaryCtxRetain(&primary, scope->device);
+	if (res != CUDA_SUCCESS)
+		return res;
+	res = cuda->cuCtxSetCurrent(primary);
+	if (res != CUDA_SUCCESS) {
+		cuda->cuDevicePrimaryCtxRelease(scope->device);
+		return res;
+	}
+	scope->retained = true;
+	return CUDA_SUCCESS;
+}
+
+void gdr_cuda_ctx_leave(const struct gdr_cuda *cuda, struct gdr_cuda_ctx_scope *scope)
+{
+	if (!scope->retained)
+		return;
+	cuda->cuCtxSetCurrent(NULL);
+	cuda->cuDevicePrimaryCtxRelease(scope->device);
+	scope->retained = false;
+}

@@ -1,0 +1,51 @@
+# Tier 3: the real GPU. `make check-gpu` builds the programs below and runs GPU_TESTS through the
+# same runner as tier 1; where there is no NVIDIA driver or GPU each test skips (77) with the
+# reason. Other fragments may append their programs to GPU_TESTS. bench_vulkan is a benchmark,
+# built by check-gpu but not run by it. See tests/gpu/README.md for the H200's set-up.
+#
+# Nothing links libcuda: the programs load it through src/cuda.c (cuda.o, log.o, why.o). With
+# nvcc (NVCC=, default $(CUDA)/bin/nvcc) the kernels of kernels.cu are built into a fatbin for
+# sm_90 with compute_90 PTX and embedded; without it the kernel checks report themselves skipped.
+
+NVCC ?= $(CUDA)/bin/nvcc
+GPU_DIR := $(BUILD)/tests/gpu
+GPU_TESTS += $(GPU_DIR)/test_gpu_vulkan
+GPU_BENCH := $(GPU_DIR)/bench_vulkan
+GPU_CUDA_OBJS := $(OBJ)/src/cuda.o $(OBJ)/src/log.o $(OBJ)/src/why.o
+GPU_COMMON_OBJS := $(OBJ)/tests/gpu/gpucommon.o $(OBJ)/tests/unit/simtest.o $(GPU_CUDA_OBJS)
+GPU_HAVE_NVCC := $(if $(wildcard $(NVCC)),1,)
+
+$(OBJ)/tests/gpu/%.o: ALL_CFLAGS += -Itests/unit -Itests/gpu
+ifeq ($(GPU_HAVE_NVCC),1)
+$(OBJ)/tests/gpu/gpucommon.o: ALL_CFLAGS += -DGDR_TEST_HAVE_KERNELS
+GPU_COMMON_OBJS += $(GPU_DIR)/kernels_fatbin.o
+
+$(GPU_DIR)/kernels.fatbin: tests/gpu/kernels.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) -fatbin -gencode arch=compute_90,code=sm_90 \
+		-gencode arch=compute_90,code=compute_90 -o $@ $<
+
+# The fatbin as a C array, so the programs need no file beside them.
+$(GPU_DIR)/kernels_fatbin.c: $(GPU_DIR)/kernels.fatbin
+	$(Q){ echo '/* Generated from tests/gpu/kernels.cu. */'; \
+	  echo 'extern const unsigned char gdr_test_kernels_fatbin[];'; \
+	  echo 'const unsigned char gdr_test_kernels_fatbin[] __attribute__((aligned(16))) = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '};'; } >$@
+
+$(GPU_DIR)/kernels_fatbin.o: $(GPU_DIR)/kernels_fatbin.c
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+endif
+
+$(GPU_TESTS) $(GPU_BENCH): $(GPU_DIR)/%: $(OBJ)/tests/gpu/%.o $(GPU_COMMON_OBJS) $(LIB_SHARED)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/gpu/$*.o $(GPU_COMMON_OBJS) -L$(LIB_DIR) \
+		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -ldl
+
+.PHONY: gpu-build
+gpu-build: $(GPU_TESTS) $(GPU_BENCH)
+
+check-gpu: gpu-build
+	$(Q)tests/run-tests.sh $(GPU_TESTS)

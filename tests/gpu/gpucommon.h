@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by the tier-3 programs (test_gpu_vulkan, bench_vulkan): the real CUDA driver through
+ * src/cuda.c (dlopen, so the programs start, and skip, where there is none), VMM allocations,
+ * and the kernels of kernels.cu, loaded from an embedded fatbin without cudart.
+ */
+#ifndef GDR_TESTS_GPUCOMMON_H
+#define GDR_TESTS_GPUCOMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_driver.h"
+
+extern const struct gdr_cuda *cu;
+
+/*
+ * Load libcuda, cuInit, make device 0's primary context current, and point Vulkan at NVIDIA's
+ * ICD if VK_DRIVER_FILES is unset and one is found. 0, or 77 with the reason printed (no
+ * driver, no GPU, no Vulkan loader).
+ */
+int gpu_init(void);
+
+/* Print the driver version, device 0's name, PCI id and UUID. */
+void gpu_describe(void);
+
+struct gpu_vmm {
+	CUdeviceptr ptr;
+	size_t size;
+	CUmemGenericAllocationHandle handle;
+};
+
+/* size rounded up to the granularity; types: CU_MEM_HANDLE_TYPE_* to request. */
+CUresult gpu_vmm_alloc(struct gpu_vmm *m, size_t size, CUmemAllocationHandleType types);
+void gpu_vmm_free(struct gpu_vmm *m);
+
+/* The pattern the kernels write and check, for the CPU side. */
+static inline uint32_t gpu_pattern(uint32_t seed, unsigned long long i)
+{
+	return seed ^ (uint32_t)(i * 2654435761ull) ^ (uint32_t)(i >> 32);
+}
+
+/* Whether the kernels were built in (nvcc at build time) and load on this GPU. */
+bool gpu_kernels_available(const char **why);
+/* Fill n words at p with the pattern; synchronous. */
+CUresult gpu_kernel_fill(CUdeviceptr p, size_t n, uint32_t seed);
+/* Count words at p that differ from the pattern; synchronous. */
+CUresult gpu_kernel_check(CUdeviceptr p, size_t n, uint32_t seed, unsigned long long *bad);
+
+#endif

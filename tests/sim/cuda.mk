@@ -1,0 +1,25 @@
+# The simulated CUDA driver (tests only, never installed): $(SIM_CUDA_DIR)/libcuda.so.1 and its
+# libcuda.so link. Tests link it directly (-lcuda with an rpath), or put SIM_CUDA_DIR first on
+# LD_LIBRARY_PATH for programs that dlopen libcuda. See tests/sim/cuda/README.md.
+
+SIM_CUDA_DIR := $(BUILD)/sim/cuda
+SIM_CUDA_LIB := $(SIM_CUDA_DIR)/libcuda.so.1
+SIM_CUDA_SRCS := $(sort $(wildcard tests/sim/cuda/*.c))
+SIM_CUDA_OBJS := $(SIM_CUDA_SRCS:%.c=$(OBJ)/%.o)
+
+# It uses Vulkan (dlopen'd) for lavapipe-backed memory when Vulkan is there.
+BUILD_DEBS += libvulkan-dev
+
+# The simulator stands in for NVIDIA's library: it sees the toolkit's headers, not the library's.
+$(SIM_CUDA_OBJS): BASE_CFLAGS := $(filter-out -Isrc -Iinclude -Ikernel/include/uapi,$(BASE_CFLAGS))
+
+$(SIM_CUDA_LIB): $(SIM_CUDA_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libcuda.so.1 $(ALL_LDFLAGS) -o $@ $(SIM_CUDA_OBJS) -ldl
+	$(Q)ln -sf libcuda.so.1 $(SIM_CUDA_DIR)/libcuda.so
+
+.PHONY: sim-cuda
+sim-cuda: $(SIM_CUDA_LIB)
+check-build: $(SIM_CUDA_LIB)
+check-build-sanitize: $(SIM_CUDA_LIB)

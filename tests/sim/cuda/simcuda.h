@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test hooks of the simulated CUDA driver (tests/sim/cuda, built as libcuda.so.1). Not part of
+ * the CUDA API: a test that links the simulated library calls these to check for leaks.
+ */
+#ifndef SIMCUDA_H
+#define SIMCUDA_H
+
+struct simcuda_counters {
+	long allocations;	/* live physical allocations of every kind */
+	long handle_refs;	/* live VMM handle references (cuMemCreate, cuMemRetainAllocationHandle) */
+	long mappings;		/* live VA mappings (cuMemMap, and one per cuMemAlloc*) */
+	long reservations;	/* live cuMemAddressReserve ranges */
+	long primary_ctx_refs;	/* primary context references, all devices */
+	long vulkan_backed;	/* live allocations whose backing came from a Vulkan export */
+	long fds_exported;	/* fds handed out by cuMemExportToShareableHandle, ever */
+};
+
+/* A snapshot of the counters, taken under the simulator's lock. */
+void simcuda_get_counters(struct simcuda_counters *c);
+
+/* Where POSIX-fd VMM allocations get their memory: "vulkan" (lavapipe exports) or "memfd". */
+const char *simcuda_backing(void);
+
+#endif

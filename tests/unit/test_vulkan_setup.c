@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How gdr_open finds (or declines) the vulkan backend, each case in a fresh process with its own
+ * environment: this program re-runs itself as "--child CASE" with the simulated CUDA driver on
+ * LD_LIBRARY_PATH (or not), and checks the child's verdict and log. It is not linked with
+ * libcuda, so the library's own dlopen decides what it gets.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "gdrapi.h"
+#include "simtest.h"
+
+static char sim_dir[PATH_MAX];
+static char child_out[16384];
+
+/* ---- Children: print what they saw, exit 0 when it is what the case expects ---- */
+
+/* gdr_open must fail; the reason is on stderr for the parent to check. */
+static int child_open_fails(void)
+{
+	gdr_t g = gdr_open();
+
+	if (g) {
+		printf("gdr_open succeeded\n");
+		gdr_close(g);
+		return 1;
+	}
+	return 0;
+}
+
+/* gdr_open must pick the vulkan backend. */
+static int child_open_vulkan(void)
+{
+	gdr_t g = gdr_open();
+	int v = 0;
+
+	if (!g) {
+		printf("gdr_open failed\n");
+		return 1;
+	}
+	if (gdr_get_attribute(g, GDR_ATTR_EXT_BACKEND, &v) || v != GDR_BACKEND_VULKAN) {
+		printf("backend %d\n", v);
+		return 1;
+	}
+	return gdr_close(g) ? 1 : 0;
+}
+
+/* libcuda stays loaded while any gdr_t is open, and is unloaded with the last. */
+static int child_refcount(void)
+{
+	gdr_t a = gdr_open(), b = gdr_open();
+	void *h;
+
+	if (!a || !b) {
+		printf("gdr_open failed\n");
+		return 1;
+	}
+	gdr_close(a);
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h) {
+		printf("libcuda unloaded while a gdr_t was open\n");
+		return 1;
+	}
+	dlclose(h);
+	gdr_close(b);
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (h) {
+		printf("libcuda still loaded after the last gdr_close\n");
+		return 1;
+	}
+	return 0;
+}
+
+#define SIM_FN(name) ((PFN_##name)dlsym(sim, #name))
+typedef CUresult (*PFN_cuInit)(unsigned);
+typedef CUresult (*PFN_cuMemCreate)(CUmemGenericAllocationHandle *, size_t,
+				    const CUmemAllocationProp *, unsigned long long);
+typedef CUresult (*PFN_cuMemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
+					    unsigned long long);
+typedef CUresult (*PFN_cuMemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+				 unsigned long long);
+typedef CUresult (*PFN_cuMemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+
+/*
+ * Vulkan refuses the allocation's fd (the simulator's plain memfd): ENOTSUP, the fd closed
+ * exactly once (Mesa closes it itself on failure), nothing else left open.
+ */
+static int child_import_refused(void)
+{
+	void *sim = dlopen("libcuda.so.1", RTLD_NOW);
+	CUmemAllocationProp prop = {
+		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+		.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+		.location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 },
+	};
+	CUmemAccessDesc access = { .location = prop.location,
+				   .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr ptr;
+	gdr_mh_t mh;
+	gdr_t g;
+	int fds, ret, canary;
+
+	if (!sim || SIM_FN(cuInit)(0) ||
+	    SIM_FN(cuMemCreate)(&h, 2 << 20, &prop, 0) ||
+	    SIM_FN(cuMemAddressReserve)(&ptr, 2 << 20, 0, 0, 0) ||
+	    SIM_FN(cuMemMap)(ptr, 2 << 20, 0, h, 0) ||
+	    SIM_FN(cuMemSetAccess)(ptr, 2 << 20, &access, 1)) {
+		printf("simulated CUDA set-up failed\n");
+		return 1;
+	}
+	g = gdr_open();
+	if (!g) {
+		printf("gdr_open failed\n");
+		return 1;
+	}
+	fds = simtest_fd_count();
+	ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
+	if (ret != ENOTSUP) {
+		printf("pin = %d, want ENOTSUP\n", ret);
+		return 1;
+	}
+	if (simtest_fd_count() != fds) {
+		printf("fds %d -> %d\n", fds, simtest_fd_count());
+		return 1;
+	}
+	/* The number the failed import used is free again, and nothing closed it twice. */
+	canary = open("/dev/null", O_RDONLY);
+	ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
+	if (ret != ENOTSUP || fcntl(canary, F_GETFD) < 0) {
+		printf("second pin = %d, canary fd %s\n", ret,
+		       fcntl(canary, F_GETFD) < 0 ? "closed" : "open");
+		return 1;
+	}
+	close(canary);
+	return gdr_close(g) ? 1 : 0;
+}
+
+static const struct {
+	const char *name;
+	int (*run)(void);
+} children[] = {
+	{ "open_fails", child_open_fails },
+	{ "open_vulkan", child_open_vulkan },
+	{ "refcount", child_refcount },
+	{ "import_refused", child_import_refused },
+};
+
+/* ---- The parent: one case per environment ---- */
+
+/*
+ * Run "--child name" with env applied ("NAME=value" sets, "NAME" unsets, NULL-terminated) and
+ * the simulator on LD_LIBRARY_PATH unless with_sim is false; its stdout and stderr end up in
+ * child_out. Returns its exit status, or -1 if it did not exit.
+ */
+static int spawn(const char *name, bool with_sim, const char *const *env)
+{
+	int pipefd[2], status;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char *argv[] = { "test_vulkan_setup", "--child", (char *)name, NULL };
+
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		if (with_sim)
+			setenv("LD_LIBRARY_PATH", sim_dir, 1);
+		else
+			unsetenv("LD_LIBRARY_PATH");
+		for (; env && *env; env++) {
+			const char *eq = strchr(*env, '=');
+
+			if (eq) {
+				char key[128];
+
+				snprintf(key, sizeof(key), "%.*s", (int)(eq - *env), *env);
+				setenv(key, eq + 1, 1);
+			} else {
+				unsetenv(*env);
+			}
+		}
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while ((n = read(pipefd[0], child_out + len, sizeof(child_out) - 1 - len)) > 0)
+		len += (size_t)n;
+	child_out[len] = '\0';
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int expect(const char *child, bool with_sim, const char *const *env, const char *log)
+{
+	int rc = spawn(child, with_sim, env);
+
+	if (rc != 0)
+		return simtest_why("child %s exited %d: %s", child, rc, child_out);
+	if (log && !strstr(child_out, log))
+		return simtest_why("child %s: no \"%s\" in: %s", child, log, child_out);
+	return 0;
+}
+
+static int case_no_libcuda(void)
+{
+	void *real = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+	if (!real)
+		real = dlopen("libcuda.so.1", RTLD_NOW);
+	if (real) {
+		dlclose(real);
+		simtest_why("a libcuda.so.1 is installed on this machine");
+		return 77;
+	}
+	return expect("open_fails", false, NULL,
+		      "libcuda.so.1 not found: install the NVIDIA driver");
+}
+
+static int case_default_picks_vulkan(void)
+{
+	static const char *const env[] = { "GDRCOPY_BACKEND", "GDRCOPY_LOG_LEVEL=2", NULL };
+
+	if (access("/dev/gdrdrv", F_OK) == 0) {
+		simtest_why("/dev/gdrdrv exists: gdrdrv would be chosen first");
+		return 77;
+	}
+	if (expect("open_vulkan", true, env, "backend vulkan: in use"))
+		return 1;
+	if (!strstr(child_out, "backend gdrdrv: not used") ||
+	    !strstr(child_out, "backend dmabuf: not used"))
+		return simtest_why("the log does not say why gdrdrv and dmabuf were passed over: %s",
+				   child_out);
+	return 0;
+}
+
+static int case_old_driver(void)
+{
+	static const char *const env[] = { "GDRCOPY_SIM_CUDA_VERSION=11080", NULL };
+
+	return expect("open_fails", true, env, "CUDA driver 11.8 is too old");
+}
+
+static int case_missing_entry_point(void)
+{
+	static const char *const env[] = {
+		"GDRCOPY_SIM_CUDA_HIDE=cuMemRetainAllocationHandle", NULL };
+
+	return expect("open_fails", true, env,
+		      "cuGetProcAddress(cuMemRetainAllocationHandle) failed: driver too old");
+}
+
+static int case_cuinit_fails(void)
+{
+	static const char *const env[] = { "GDRCOPY_SIM_CUDA_INIT_ERROR=999", NULL };
+
+	return expect("open_fails", true, env, "cuInit(0) failed: CUDA_ERROR_UNKNOWN");
+}
+
+static int case_no_device(void)
+{
+	static const char *const env[] = { "GDRCOPY_SIM_CUDA_DEVICES=0", NULL };
+
+	return expect("open_fails", true, env, "cuInit(0) failed: CUDA_ERROR_NO_DEVICE");
+}
+
+static int case_uuid_mismatch(void)
+{
+	static const char *const env[] = {
+		"GDRCOPY_SIM_CUDA_UUID=00112233445566778899aabbccddeeff", NULL };
+
+	return expect("open_fails", true, env,
+		      "no Vulkan device matches CUDA device 0 "
+		      "(UUID GPU-00112233-4455-6677-8899-aabbccddeeff)");
+}
+
+static int case_no_vulkan_driver(void)
+{
+	static const char *const env[] = { "VK_DRIVER_FILES=/nonexistent/icd.json",
+					   "VK_ICD_FILENAMES=/nonexistent/icd.json", NULL };
+
+	return expect("open_fails", true, env, "backend vulkan: unavailable: ");
+}
+
+static int case_refcount(void)
+{
+	return expect("refcount", true, NULL, NULL);
+}
+
+static int case_import_refused(void)
+{
+	static const char *const env[] = { "GDRCOPY_SIM_CUDA_BACKING=memfd", NULL };
+
+	if (expect("import_refused", true, env, "VK_ERROR_INVALID_EXTERNAL_HANDLE"))
+		return 1;
+	return 0;
+}
+
+static const struct simtest_case cases[] = {
+	{ "no_libcuda", case_no_libcuda },
+	{ "default_picks_vulkan", case_default_picks_vulkan },
+	{ "old_driver", case_old_driver },
+	{ "missing_entry_point", case_missing_entry_point },
+	{ "cuinit_fails", case_cuinit_fails },
+	{ "no_device", case_no_device },
+	{ "uuid_mismatch", case_uuid_mismatch },
+	{ "no_vulkan_driver", case_no_vulkan_driver },
+	{ "refcount", case_refcount },
+	{ "import_refused", case_import_refused },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	const char *missing;
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (argc == 3 && !strcmp(argv[1], "--child")) {
+		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
+			if (!strcmp(children[i].name, argv[2]))
+				return children[i].run();
+		return 2;
+	}
+	missing = simtest_lavapipe_missing();
+	if (missing) {
+		printf("%s\n", missing);
+		return 77;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		printf("cannot find this program's path\n");
+		return 1;
+	}
+	exe[n] = '\0';
+	snprintf(sim_dir, sizeof(sim_dir), "%s/../../sim/cuda", dirname(exe));
+	simtest_use_lavapipe();
+	return simtest_run(cases, argc, argv);
+}

@@ -1,0 +1,38 @@
+# Tier 1 tests of the vulkan backend and of the simulated CUDA driver they run on: lavapipe
+# (Mesa's software Vulkan) stands in for NVIDIA's Vulkan driver. The test programs link the
+# simulator as libcuda.so.1 (rpath), so the library's dlopen("libcuda.so.1") finds it.
+
+CHECK_DEBS += mesa-vulkan-drivers libvulkan1
+BUILD_DEBS += libvulkan-dev
+
+SIMTEST_OBJ := $(OBJ)/tests/unit/simtest.o
+SIMTEST_CUDA_OBJ := $(OBJ)/tests/unit/simtest_cuda.o
+VK_TESTS := $(BUILD)/tests/unit/test_simcuda $(BUILD)/tests/unit/test_vulkan
+VK_SETUP_TEST := $(BUILD)/tests/unit/test_vulkan_setup
+
+$(SIMTEST_OBJ) $(SIMTEST_CUDA_OBJ) $(OBJ)/tests/unit/test_simcuda.o \
+$(OBJ)/tests/unit/test_vulkan.o $(OBJ)/tests/unit/test_vulkan_setup.o: \
+	ALL_CFLAGS += -Itests/sim/cuda -Itests/unit
+
+# Linked with the simulator; the library comes from $(LIB_DIR) through the rpath.
+$(VK_TESTS): $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(SIMTEST_OBJ) $(SIMTEST_CUDA_OBJ) \
+		$(SIM_CUDA_LIB) $(LIB_SHARED)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/unit/$*.o $(SIMTEST_OBJ) $(SIMTEST_CUDA_OBJ) \
+		-L$(SIM_CUDA_DIR) -L$(LIB_DIR) -Wl,-rpath,'$$ORIGIN/../../sim/cuda' \
+		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -lcuda -ldl
+
+# Not linked with libcuda: it runs itself with the environment each case needs.
+$(VK_SETUP_TEST): $(OBJ)/tests/unit/test_vulkan_setup.o $(SIMTEST_OBJ) $(LIB_SHARED) \
+		$(SIM_CUDA_LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/unit/test_vulkan_setup.o $(SIMTEST_OBJ) -L$(LIB_DIR) \
+		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -ldl
+
+check-build: $(VK_TESTS) $(VK_SETUP_TEST)
+check-build-sanitize: $(VK_TESTS) $(VK_SETUP_TEST)
+CHECK_TESTS += $(VK_TESTS) $(VK_SETUP_TEST)
+# lavapipe runs clean under ASan + UBSan (leak checking included), so these run there too.
+SANITIZE_TESTS += $(VK_TESTS) $(VK_SETUP_TEST)
