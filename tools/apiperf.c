@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdrcopy_apiperf: the cost of each API call (pin, map, get_info, unmap, unpin) for buffer sizes
+ * from 64 KiB doubling up to the maximum, as GDRCopy 2.6's apiperf: a row of averages and a
+ * histogram of pin times per size. --csv adds the median and minimum of each call.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+enum { OP_PIN, OP_MAP, OP_INFO, OP_UNMAP, OP_UNPIN, N_OPS };
+
+static const char *const op_names[N_OPS] = { "pin", "map", "get_info", "unmap", "unpin" };
+
+/* One pin-map-info-unmap-unpin cycle; times in us, or not recorded when t is NULL. */
+static void cycle(gdr_t g, const struct gpu_buf *b, size_t size, int map_flags,
+		  enum tool_alloc_kind kind, double t[N_OPS])
+{
+	double t0, t1;
+	gdr_info_t info;
+	gdr_mh_t mh;
+	void *va;
+	int r;
+
+	t0 = tool_now_us();
+	r = gdr_pin_buffer(g, b->ptr, size, 0, 0, &mh);
+	t1 = tool_now_us();
+	if (r)
+		tool_die("gdr_pin_buffer of %zu bytes failed: %s%s", size, strerror(r),
+			 tool_pin_hint(g, kind));
+	t[OP_PIN] = t1 - t0;
+	t0 = tool_now_us();
+	r = gdr_map_v2(g, mh, &va, size, map_flags);
+	t1 = tool_now_us();
+	if (r)
+		tool_die("gdr_map_v2 of %zu bytes failed: %s", size, strerror(r));
+	t[OP_MAP] = t1 - t0;
+	t0 = tool_now_us();
+	r = gdr_get_info(g, mh, &info);
+	t1 = tool_now_us();
+	if (r)
+		tool_die("gdr_get_info failed: %s", strerror(r));
+	t[OP_INFO] = t1 - t0;
+	t0 = tool_now_us();
+	r = gdr_unmap(g, mh, va, size);
+	t1 = tool_now_us();
+	if (r)
+		tool_die("gdr_unmap failed: %s", strerror(r));
+	t[OP_UNMAP] = t1 - t0;
+	t0 = tool_now_us();
+	r = gdr_unpin_buffer(g, mh);
+	t1 = tool_now_us();
+	if (r)
+		tool_die("gdr_unpin_buffer failed: %s", strerror(r));
+	t[OP_UNPIN] = t1 - t0;
+}
+
+/* Ten equal bins from the fastest to the slowest pin. */
+static void histogram(const double *sorted, size_t n, size_t size)
+{
+	double lo = sorted[0], width = (sorted[n - 1] - lo) / 10;
+	size_t count[10] = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		size_t bin = width > 0 ? (size_t)((sorted[i] - lo) / width) : 0;
+
+		count[bin > 9 ? 9 : bin]++;
+	}
+	printf("Histogram of gdr_pin_buffer latency for %zu bytes\n", size);
+	for (int j = 0; j < 10; j++)
+		printf("[%.2f\t-\t%.2f]\t%zu\n", lo + width * j, lo + width * (j + 1), count[j]);
+	printf("\n");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gdrcopy_apiperf [options]\n"
+		"  -s SIZE   largest buffer size (default 16M); sizes start at 64 KiB\n"
+		"  -d GPU    GPU id (default 0)\n"
+		"  -n N      timed iterations per size (default 100)\n"
+		"  -w N      warm-up iterations per size (default 10)\n"
+		"  -a FN     GPU allocator: cuMemAlloc or cuMemCreate (default: cuMemCreate under "
+		"the vulkan backend, else cuMemAlloc)\n"
+		"  -M TYPE   mapping type: default, wc, cache, device\n"
+		TOOL_COMMON_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = { TOOL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
+	size_t max_size = 16 << 20, iters = 100, warmup = 10;
+	enum tool_alloc_kind kind = TOOL_ALLOC_AUTO;
+	struct tool_common common = { NULL, NULL };
+	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT, opt;
+	struct tool_cuda cu;
+	double *t[N_OPS];
+	gdr_t g;
+
+	while ((opt = getopt_long(argc, argv, "s:d:n:w:a:M:h", longopts, NULL)) != -1) {
+		if (tool_common_option(opt, optarg, &common))
+			continue;
+		switch (opt) {
+		case 's': max_size = tool_parse_size(optarg, "-s"); break;
+		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
+		case 'n': iters = (size_t)tool_parse_long(optarg, "-n", 1, 1L << 30); break;
+		case 'w': warmup = (size_t)tool_parse_long(optarg, "-w", 0, 1L << 30); break;
+		case 'a':
+			if (tool_parse_alloc(optarg, &kind))
+				tool_die("-a %s: expected cuMemAlloc or cuMemCreate", optarg);
+			break;
+		case 'M':
+			if (tool_parse_map_flags(optarg, &map_flags))
+				tool_die("-M %s: expected default, wc, cache or device", optarg);
+			break;
+		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		tool_die("unexpected argument %s (see -h)", argv[optind]);
+	if (tool_impl_is_all(&common))
+		tool_die("--impl all: apiperf does no copies; use it with copylat or copybw");
+	tool_set_env(common.backend, common.impl);
+
+	tool_cuda_init(&cu, dev_id);
+	g = tool_gdr_open();
+	tool_print_devices(&cu);
+	kind = tool_alloc_resolve(kind, g);
+	tool_say("gpu alloc fn: %s\n", tool_alloc_name(kind));
+	for (int k = 0; k < N_OPS; k++) {
+		t[k] = calloc(iters, sizeof(double));
+		if (!t[k])
+			tool_die("out of memory");
+	}
+	if (tool_csv)
+		printf("size,op,avg_us,median_us,min_us\n");
+	for (size_t size = GPU_PAGE_SIZE; size <= (max_size > GPU_PAGE_SIZE ? max_size :
+						   GPU_PAGE_SIZE); size <<= 1) {
+		struct tool_stats st[N_OPS];
+		struct gpu_buf b;
+		double scratch[N_OPS];
+
+		gpu_alloc_or_die(&b, size, kind, cu.dev);
+		for (size_t i = 0; i < warmup; i++)
+			cycle(g, &b, size, map_flags, kind, scratch);
+		for (size_t i = 0; i < iters; i++) {
+			cycle(g, &b, size, map_flags, kind, scratch);
+			for (int k = 0; k < N_OPS; k++)
+				t[k][i] = scratch[k];
+		}
+		for (int k = 0; k < N_OPS; k++)
+			tool_stats(t[k], iters, &st[k]);
+		if (tool_csv) {
+			for (int k = 0; k < N_OPS; k++)
+				printf("%zu,%s,%.3f,%.3f,%.3f\n", size, op_names[k], st[k].avg,
+				       st[k].median, st[k].min);
+		} else {
+			printf("Size(B)\tpin.Time(us)\tmap.Time(us)\tget_info.Time(us)\t"
+			       "unmap.Time(us)\tunpin.Time(us)\n");
+			printf("%zu\t%f\t%f\t%f\t%f\t%f\n", size, st[OP_PIN].avg, st[OP_MAP].avg,
+			       st[OP_INFO].avg, st[OP_UNMAP].avg, st[OP_UNPIN].avg);
+			histogram(t[OP_PIN], iters, size);	/* tool_stats sorted it */
+		}
+		if (gpu_free(&b) != CUDA_SUCCESS)
+			tool_die("freeing the %zu-byte GPU buffer failed", size);
+	}
+	for (int k = 0; k < N_OPS; k++)
+		free(t[k]);
+	tool_say("closing gdrdrv\n");
+	if (gdr_close(g))
+		tool_die("gdr_close failed");
+	tool_cuda_fini(&cu);
+	return 0;
+}

@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdrcopy_copylat: latency of gdr_copy_to_mapping / gdr_copy_from_mapping for sizes 1 B up to
+ * the buffer size, as GDRCopy 2.6's copylat (median and minimum over up to 100 buckets), with
+ * the baselines measured in the same run: cuMemcpyHtoD/DtoH at the same sizes (-c, with a ratio
+ * column), and a raw 8-byte store + fence and a raw 64-byte load through the same mapping.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+struct lat_ctx {
+	struct tool_mapping *m;
+	void *host;
+	int cold;		/* -C: cuMemsetD8 before each copy */
+	int stream_load;	/* the CPU has SSE4.1's MOVNTDQA */
+};
+
+typedef void (*lat_fn)(struct lat_ctx *c, size_t size);
+
+static void op_to_mapping(struct lat_ctx *c, size_t size)
+{
+	gdr_copy_to_mapping(c->m->mh, c->m->ptr, c->host, size);
+}
+
+static void op_from_mapping(struct lat_ctx *c, size_t size)
+{
+	gdr_copy_from_mapping(c->m->mh, c->host, c->m->ptr, size);
+}
+
+static void op_htod(struct lat_ctx *c, size_t size)
+{
+	CU_CHECK(cuMemcpyHtoD(c->m->buf.ptr, c->host, size));
+}
+
+static void op_dtoh(struct lat_ctx *c, size_t size)
+{
+	CU_CHECK(cuMemcpyDtoH(c->host, c->m->buf.ptr, size));
+}
+
+static void op_memset(struct lat_ctx *c, size_t size)
+{
+	CU_CHECK(cuMemsetD8(c->m->buf.ptr, 0x5a, size));
+	CU_CHECK(cuCtxSynchronize());
+}
+
+/*
+ * The floor for the tiny path: one aligned 8-byte store and the store fence a write-combined
+ * mapping needs, with no library code around it.
+ */
+static void op_raw_store8(struct lat_ctx *c, size_t size)
+{
+	(void)size;
+	*(volatile uint64_t *)c->m->ptr = 0x0123456789abcdefULL;
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("sfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ volatile("dmb st" ::: "memory");
+#elif defined(__powerpc64__)
+	__asm__ volatile("sync" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static int have_stream_load(void)
+{
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("sse4.1");
+#else
+	return 0;
+#endif
+}
+
+/* One aligned 64-byte read: four MOVNTDQA streaming loads where SSE4.1 exists. */
+static void op_raw_load64(struct lat_ctx *c, size_t size)
+{
+	const volatile uint64_t *p = c->m->ptr;
+	uint64_t sink = 0;
+
+	(void)size;
+#if defined(__x86_64__)
+	if (c->stream_load) {
+		typedef long long v2di __attribute__((vector_size(16)));
+		v2di a, b, d, e;
+
+		__asm__ volatile("movntdqa (%4), %0\n\tmovntdqa 16(%4), %1\n\t"
+				 "movntdqa 32(%4), %2\n\tmovntdqa 48(%4), %3"
+				 : "=x"(a), "=x"(b), "=x"(d), "=x"(e) : "r"(p) : "memory");
+		sink = (uint64_t)(a[0] ^ b[0] ^ d[0] ^ e[0]);
+	} else
+#endif
+	{
+		for (int i = 0; i < 8; i++)
+			sink ^= p[i];
+	}
+	__asm__ volatile("" : : "r"(sink));
+}
+
+/* Time iters calls of fn at size in up to 100 buckets; median and minimum per call, in us. */
+static void measure(struct lat_ctx *c, lat_fn fn, size_t size, size_t iters,
+		    struct tool_stats *st)
+{
+	size_t nb = tool_buckets(iters), per = iters / nb;
+	double *v = calloc(nb, sizeof(*v));
+
+	if (!v)
+		tool_die("out of memory");
+	for (size_t b = 0; b < nb; b++) {
+		double t0, t1, cold = 0;
+
+		if (c->cold > 0) {
+			t0 = tool_now_us();
+			for (size_t k = 0; k < per; k++)
+				op_memset(c, size);
+			cold = tool_now_us() - t0;
+			t0 = tool_now_us();
+			for (size_t k = 0; k < per; k++) {
+				op_memset(c, size);
+				fn(c, size);
+			}
+		} else {
+			t0 = tool_now_us();
+			for (size_t k = 0; k < per; k++)
+				fn(c, size);
+		}
+		t1 = tool_now_us();
+		v[b] = (t1 - t0 - cold) / (double)per;
+	}
+	tool_stats(v, nb, st);
+	free(v);
+}
+
+struct table {
+	const char *test;
+	const char *dir;	/* "to" or "from": which copy routine the sweep checks */
+	lat_fn fn;
+	size_t iters;
+	double *median;		/* out: one per size, for the ratio column */
+	const double *ref;	/* cuMemcpy medians to compare with, or NULL */
+};
+
+static void print_header(int ratio)
+{
+	if (tool_csv)
+		return;
+	printf("Test\t\t\tSize(B)\tMedian Time(us)\tMin. Time(us)%s\n",
+	       ratio ? "\tcuMemcpy/gdrcopy" : "");
+}
+
+static void print_row(const char *test, size_t size, const struct tool_stats *st, double ratio)
+{
+	if (tool_csv) {
+		if (ratio > 0)
+			printf("%s,%zu,%.4f,%.4f,%.2f\n", test, size, st->median, st->min, ratio);
+		else
+			printf("%s,%zu,%.4f,%.4f,\n", test, size, st->median, st->min);
+		return;
+	}
+	if (ratio > 0)
+		printf("%-20s\t%zu\t%.4f\t\t%.4f\t\t%.2f\n", test, size, st->median, st->min, ratio);
+	else
+		printf("%-20s\t%zu\t%.4f\t\t%.4f\n", test, size, st->median, st->min);
+}
+
+static void run_table(struct lat_ctx *c, struct table *t, size_t max_size)
+{
+	struct tool_stats st;
+	size_t i = 0;
+
+	print_header(t->ref != NULL);
+	for (size_t size = 1; size <= max_size; size <<= 1, i++) {
+		measure(c, t->fn, size, t->iters, &st);
+		if (t->median)
+			t->median[i] = st.median;
+		if (tool_sweep_fd >= 0)
+			tool_sweep_line("row %s %s %zu %.6f %.6f", t->test, t->dir, size, st.median,
+					st.min);
+		else
+			print_row(t->test, size, &st,
+				  t->ref && st.median > 0 ? t->ref[i] / st.median : 0);
+	}
+	tool_say("\n");
+}
+
+static void run_baseline(struct lat_ctx *c, size_t writes, size_t reads)
+{
+	struct tool_stats st;
+	int saved = c->cold;
+
+	tool_say("Baseline, not a gdrcopy call: raw CPU accesses through the same mapping\n");
+	print_header(0);
+	c->cold = 0;
+	measure(c, op_raw_store8, 8, writes, &st);
+	print_row("raw_store8_sfence", 8, &st, 0);
+	measure(c, op_raw_load64, 64, reads, &st);
+	print_row(c->stream_load ? "raw_load64_movntdqa" : "raw_load64_volatile", 64, &st, 0);
+	c->cold = saved;
+	tool_say("\n");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gdrcopy_copylat [options]\n"
+		"  -s SIZE   buffer size, the largest copy (default 16M)\n"
+		"  -d GPU    GPU id (default 0)\n"
+		"  -w N      iterations of each write size (default 10000)\n"
+		"  -r N      iterations of each read size (default 100)\n"
+		"  -a FN     GPU allocator: cuMemAlloc or cuMemCreate (default: cuMemCreate under "
+		"the vulkan backend, else cuMemAlloc)\n"
+		"  -M TYPE   mapping type: default, wc, cache, device\n"
+		"  -c        also time cuMemcpyHtoD/DtoH at the same sizes (ratio column)\n"
+		"  -C        cold cache: cuMemsetD8 before each copy, its time subtracted (caching "
+		"mappings only)\n"
+		TOOL_COMMON_USAGE
+		"            --impl all runs every copy routine this CPU has, one process each\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = { TOOL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
+	size_t size = 16 << 20, writes = 10000, reads = 100, nsizes = 0;
+	enum tool_alloc_kind kind = TOOL_ALLOC_AUTO;
+	struct tool_common common = { NULL, NULL };
+	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT, do_cumemcpy = 0, cold = 0, opt;
+	char *saved_argv[argc + 1];	/* argv as given: getopt_long reorders argv */
+	double *h2d = NULL, *d2h = NULL;
+	struct tool_mapping m;
+	struct tool_cuda cu;
+	struct lat_ctx c;
+	gdr_t g;
+
+	memcpy(saved_argv, argv, (size_t)(argc + 1) * sizeof(char *));
+	while ((opt = getopt_long(argc, argv, "s:d:w:r:a:M:cCh", longopts, NULL)) != -1) {
+		if (tool_common_option(opt, optarg, &common))
+			continue;
+		switch (opt) {
+		case 's': size = tool_parse_size(optarg, "-s"); break;
+		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
+		case 'w': writes = (size_t)tool_parse_long(optarg, "-w", 1, 1L << 40); break;
+		case 'r': reads = (size_t)tool_parse_long(optarg, "-r", 1, 1L << 40); break;
+		case 'a':
+			if (tool_parse_alloc(optarg, &kind))
+				tool_die("-a %s: expected cuMemAlloc or cuMemCreate", optarg);
+			break;
+		case 'M':
+			if (tool_parse_map_flags(optarg, &map_flags))
+				tool_die("-M %s: expected default, wc, cache or device", optarg);
+			break;
+		case 'c': do_cumemcpy = 1; break;
+		case 'C': cold = 1; break;
+		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		tool_die("unexpected argument %s (see -h)", argv[optind]);
+	if (size == 0)
+		tool_die("-s 0: the buffer must hold at least one byte");
+	tool_set_env(common.backend, common.impl);
+	if (tool_impl_is_all(&common)) {
+		size_t n;
+		struct sweep_run *runs = tool_sweep(argc, saved_argv, &n);
+
+		tool_sweep_print(runs, n, "median time (us)", 0, "impl,test,size,median_us,min_us");
+		tool_sweep_free(runs, n);
+		return 0;
+	}
+
+	writes = tool_round_iters(writes, "write");
+	reads = tool_round_iters(reads, "read");
+	tool_cuda_init(&cu, dev_id);
+	g = tool_gdr_open();
+	tool_print_devices(&cu);
+	kind = tool_alloc_resolve(kind, g);
+	tool_say("testing size: %zu\n", size);
+	tool_map_gpu(&m, g, &cu, size, kind, map_flags, 0);
+	tool_report_impl(g, common.impl);
+	if (cold && m.info.mapping_type != GDR_MAPPING_TYPE_CACHING)
+		tool_die("-C (cold cache) needs a caching mapping; this one is %s (try -M cache)",
+			 tool_mapping_name(m.info.mapping_type));
+	tool_say("use cold cache: %s\n", cold ? "yes" : "no");
+
+	c.m = &m;
+	c.cold = cold;
+	c.stream_load = have_stream_load();
+	c.host = malloc(size);
+	if (!c.host)
+		tool_die("cannot allocate %zu bytes of host memory", size);
+	tool_fill_pattern(c.host, size, 0);
+	for (size_t s = 1; s <= size; s <<= 1)
+		nsizes++;
+	if (tool_csv && tool_sweep_fd < 0)
+		printf("test,size,median_us,min_us,cumemcpy_over_gdrcopy\n");
+
+	if (do_cumemcpy && tool_sweep_fd < 0) {
+		struct table th = { "cuMemcpy_H2D", "to", op_htod, writes, NULL, NULL };
+		struct table td = { "cuMemcpy_D2H", "from", op_dtoh, reads, NULL, NULL };
+
+		h2d = calloc(nsizes, sizeof(*h2d));
+		d2h = calloc(nsizes, sizeof(*d2h));
+		if (!h2d || !d2h)
+			tool_die("out of memory");
+		th.median = h2d;
+		td.median = d2h;
+		tool_say("cuMemcpyHtoD num iters for each size: %zu\n", writes);
+		run_table(&c, &th, size);
+		tool_say("cuMemcpyDtoH num iters for each size: %zu\n", reads);
+		run_table(&c, &td, size);
+	}
+	if (tool_sweep_fd < 0)
+		run_baseline(&c, writes, reads);
+
+	{
+		struct table tt = { "gdr_copy_to_mapping", "to", op_to_mapping, writes, NULL, h2d };
+		struct table tf = { "gdr_copy_from_mapping", "from", op_from_mapping, reads, NULL,
+				    d2h };
+
+		tool_say("gdr_copy_to_mapping num iters for each size: %zu\n", writes);
+		tool_say("WARNING: Measuring the API invocation overhead as observed by the CPU. "
+			 "Data might not be ordered all the way to the GPU internal visibility.\n");
+		run_table(&c, &tt, size);
+		tool_say("gdr_copy_from_mapping num iters for each size: %zu\n", reads);
+		run_table(&c, &tf, size);
+	}
+
+	free(h2d);
+	free(d2h);
+	free(c.host);
+	tool_unmap_gpu(&m, 0);
+	tool_say("closing gdrdrv\n");
+	if (gdr_close(g))
+		tool_die("gdr_close failed");
+	tool_cuda_fini(&cu);
+	return 0;
+}

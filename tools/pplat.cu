@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gdrcopy_pplat: CPU/GPU ping-pong round trip, as GDRCopy 2.6's pplat. A GPU kernel and the CPU
+ * take turns: mode 0, the CPU writes data and a flag the GPU waits for, and the GPU answers with
+ * a flag the CPU waits for; mode 1, the GPU produces and the CPU consumes and acknowledges. Each
+ * flag and the data live in GPU memory (pinned and mapped with gdrcopy) or in host memory
+ * (cuMemHostAlloc, mapped for the GPU). -c runs the same exchange with every object in plain
+ * device memory reached by cuMemcpyAsync + cuStreamSynchronize, the path gdrcopy replaces.
+ */
+#include <cuda_runtime.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+enum where { GPUMEM, HOSTMEM, CUMEMCPY };
+
+static const char *const where_names[] = { "gpumem", "hostmem", "cumemcpy" };
+
+/* A flag or the data buffer: where it lives, its CPU access and its GPU address. */
+struct object {
+	enum where where;
+	size_t size;
+	struct tool_mapping m;	/* GPUMEM */
+	struct gpu_buf plain;	/* CUMEMCPY */
+	void *cpu;		/* GPUMEM: the mapping; HOSTMEM: the host memory */
+	void *staging;		/* CUMEMCPY: pinned host memory for the async copies */
+	CUdeviceptr dev;	/* what the kernel uses */
+};
+
+struct pp_args {
+	volatile uint32_t *gpu_flag;	/* the CPU writes it, the GPU waits on it */
+	volatile uint32_t *cpu_flag;	/* the GPU writes it, the CPU waits on it */
+	volatile uint32_t *data;
+	size_t words;
+	unsigned int *arrive;		/* blocks done with each iteration, cumulative */
+	unsigned int *errors;		/* words of data the GPU found wrong */
+	unsigned long long *gpu_ns;	/* %globaltimer at the first and after the last iteration */
+	uint32_t iters;
+	int mode;
+};
+
+__host__ __device__ static inline uint32_t data_word(uint32_t iter, size_t w)
+{
+	return iter * 2654435761u + (uint32_t)w;
+}
+
+__device__ static inline unsigned long long globaltimer(void)
+{
+	unsigned long long t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+/*
+ * Thread 0 of each block waits and signals; all threads move the data. The last block to finish
+ * an iteration (counted in arrive) writes the flag the CPU waits for.
+ */
+__global__ void pp_kernel(struct pp_args a)
+{
+	const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	const size_t nthreads = (size_t)gridDim.x * blockDim.x;
+
+	if (a.mode == 1 && tid == 0)
+		a.gpu_ns[0] = globaltimer();
+	for (uint32_t i = 1; i <= a.iters; i++) {
+		if (a.mode == 0) {
+			if (threadIdx.x == 0) {
+				while (*a.gpu_flag < i)
+					;
+				__threadfence_system();	/* the data is read after the flag */
+			}
+			__syncthreads();
+			for (size_t w = tid; w < a.words; w += nthreads)
+				if (a.data[w] != data_word(i, w))
+					atomicAdd(a.errors, 1u);
+		} else {
+			for (size_t w = tid; w < a.words; w += nthreads)
+				a.data[w] = data_word(i, w);
+		}
+		__syncthreads();
+		if (threadIdx.x == 0) {
+			/* Release this block's data; the last block also acquires the others'. */
+			__threadfence_system();
+			if (atomicAdd(a.arrive, 1u) == gridDim.x * i - 1) {
+				__threadfence_system();
+				*a.cpu_flag = i;
+				__threadfence_system();
+			}
+			if (a.mode == 1)
+				while (*a.gpu_flag < i)
+					;
+		}
+		__syncthreads();
+	}
+	if (a.mode == 1 && tid == 0)
+		a.gpu_ns[1] = globaltimer();
+}
+
+struct pp {
+	struct tool_cuda cu;
+	gdr_t g;
+	enum tool_alloc_kind kind;
+	int map_flags, mode, blocks, threads;
+	uint32_t iters;
+	double timeout_s;
+	size_t data_size;
+	CUstream copy_stream;
+	cudaStream_t kernel_stream;
+};
+
+static void obj_alloc(struct pp *p, struct object *o, enum where where, size_t size)
+{
+	memset(o, 0, sizeof(*o));
+	o->where = where;
+	o->size = size;
+	if (where == GPUMEM) {
+		tool_map_gpu(&o->m, p->g, &p->cu, size, p->kind, p->map_flags, 1);
+		o->cpu = o->m.ptr;
+		o->dev = o->m.buf.ptr;
+	} else if (where == HOSTMEM) {
+		CU_CHECK(cuMemHostAlloc(&o->cpu, size, CU_MEMHOSTALLOC_PORTABLE |
+					CU_MEMHOSTALLOC_DEVICEMAP));
+		CU_CHECK(cuMemHostGetDevicePointer(&o->dev, o->cpu, 0));
+	} else {
+		const char *what = "cuMemAlloc";
+		CUresult r = gpu_alloc(&o->plain, size, TOOL_ALLOC_CUMEMALLOC, 0, 0, p->cu.dev,
+				       &what);
+
+		if (r != CUDA_SUCCESS)
+			tool_die("%s of %zu bytes failed: %s", what, size, tool_cu_name(r));
+		CU_CHECK(cuMemHostAlloc(&o->staging, size, CU_MEMHOSTALLOC_PORTABLE));
+		o->dev = o->plain.ptr;
+	}
+}
+
+static void obj_free(struct object *o)
+{
+	if (o->where == GPUMEM) {
+		tool_unmap_gpu(&o->m, 1);
+	} else if (o->where == HOSTMEM) {
+		CU_CHECK(cuMemFreeHost(o->cpu));
+	} else {
+		CU_CHECK(cuMemFreeHost(o->staging));
+		CU_CHECK(gpu_free(&o->plain));
+	}
+}
+
+static void obj_write(struct pp *p, struct object *o, const void *src, size_t n)
+{
+	if (o->where == GPUMEM) {
+		gdr_copy_to_mapping(o->m.mh, o->cpu, src, n);
+	} else if (o->where == HOSTMEM) {
+		/* A full fence: a flag stored next through a WC mapping must not pass the data. */
+		memcpy(o->cpu, src, n);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	} else {
+		memcpy(o->staging, src, n);
+		CU_CHECK(cuMemcpyHtoDAsync(o->dev, o->staging, n, p->copy_stream));
+		CU_CHECK(cuStreamSynchronize(p->copy_stream));
+	}
+}
+
+static void obj_read(struct pp *p, struct object *o, void *dst, size_t n)
+{
+	if (o->where == GPUMEM) {
+		gdr_copy_from_mapping(o->m.mh, dst, o->cpu, n);
+	} else if (o->where == HOSTMEM) {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		memcpy(dst, o->cpu, n);
+	} else {
+		CU_CHECK(cuMemcpyDtoHAsync(o->staging, o->dev, n, p->copy_stream));
+		CU_CHECK(cuStreamSynchronize(p->copy_stream));
+		memcpy(dst, o->staging, n);
+	}
+}
+
+static void flag_write(struct pp *p, struct object *o, uint32_t v)
+{
+	if (o->where == HOSTMEM)
+		__atomic_store_n((uint32_t *)o->cpu, v, __ATOMIC_RELEASE);
+	else
+		obj_write(p, o, &v, sizeof(v));
+}
+
+static uint32_t flag_read(struct pp *p, struct object *o)
+{
+	uint32_t v;
+
+	if (o->where == HOSTMEM)
+		return __atomic_load_n((uint32_t *)o->cpu, __ATOMIC_ACQUIRE);
+	obj_read(p, o, &v, sizeof(v));
+	return v;
+}
+
+static void timeout(struct pp *p)
+{
+	cudaError_t q = cudaStreamQuery(p->kernel_stream);
+
+	printf("ERROR: TIMEOUT!!!\n");
+	printf("cudaStreamQuery: %s\n", cudaGetErrorName(q));
+	fflush(stdout);
+	tool_die("no answer from the GPU within %g s (-u)", p->timeout_s);
+}
+
+static void wait_flag(struct pp *p, struct object *o, uint32_t i, double deadline)
+{
+	while (flag_read(p, o) < i)
+		if (p->timeout_s > 0 && tool_now_us() > deadline)
+			timeout(p);
+}
+
+struct result {
+	struct tool_stats st;
+	double gpu_avg_us;	/* mode 1: from %globaltimer */
+	unsigned errors;
+};
+
+/* One exchange of p->iters round trips; the objects are ready and zeroed. */
+static void exchange(struct pp *p, struct object *gflag, struct object *cflag,
+		     struct object *data, struct result *res)
+{
+	size_t words = data ? data->size / 4 : 0;
+	uint32_t *buf = (uint32_t *)calloc(words ? words : 1, sizeof(uint32_t));
+	double *lat = (double *)calloc(p->iters, sizeof(double));
+	unsigned long long gpu_ns[2] = { 0, 0 };
+	CUdeviceptr counters;
+	struct pp_args a;
+	size_t nlat = 0;
+	double prev = 0;
+	cudaError_t err;
+
+	if (!buf || !lat)
+		tool_die("out of memory");
+	CU_CHECK(cuMemAlloc(&counters, 4 * sizeof(unsigned long long)));
+	CU_CHECK(cuMemsetD8(counters, 0, 4 * sizeof(unsigned long long)));
+	CU_CHECK(cuCtxSynchronize());
+	memset(&a, 0, sizeof(a));
+	a.gpu_flag = (volatile uint32_t *)gflag->dev;
+	a.cpu_flag = (volatile uint32_t *)cflag->dev;
+	a.data = data ? (volatile uint32_t *)data->dev : NULL;
+	a.words = words;
+	a.arrive = (unsigned int *)counters;
+	a.errors = (unsigned int *)counters + 1;
+	a.gpu_ns = (unsigned long long *)counters + 1;
+	a.iters = p->iters;
+	a.mode = p->mode;
+	flag_write(p, gflag, 0);
+	flag_write(p, cflag, 0);
+
+	pp_kernel<<<p->blocks, p->threads, 0, p->kernel_stream>>>(a);
+	err = cudaGetLastError();
+	if (err != cudaSuccess) {
+		int major = 0, minor = 0;
+
+		cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, p->cu.dev);
+		cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, p->cu.dev);
+		tool_die("kernel launch failed: %s (%s); for compute capability %d.%d rebuild with "
+			 "PPLAT_GENCODE naming it", cudaGetErrorName(err), cudaGetErrorString(err),
+			 major, minor);
+	}
+	for (uint32_t i = 1; i <= p->iters; i++) {
+		double deadline = tool_now_us() + p->timeout_s * 1e6, t0, t1;
+
+		if (p->mode == 0) {
+			for (size_t w = 0; w < words; w++)
+				buf[w] = data_word(i, w);
+			t0 = tool_now_us();
+			if (data)
+				obj_write(p, data, buf, data->size);
+			flag_write(p, gflag, i);
+			wait_flag(p, cflag, i, deadline);
+			t1 = tool_now_us();
+			lat[nlat++] = t1 - t0;
+		} else {
+			wait_flag(p, cflag, i, deadline);
+			t1 = tool_now_us();
+			/* Streaming loads from WC memory may pass the flag's load: fence them. */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			if (data)
+				obj_read(p, data, buf, data->size);
+			flag_write(p, gflag, i);
+			if (i > 1)
+				lat[nlat++] = t1 - prev;
+			prev = t1;
+			for (size_t w = 0; w < words; w++)
+				res->errors += buf[w] != data_word(i, w);
+		}
+	}
+	err = cudaStreamSynchronize(p->kernel_stream);
+	if (err != cudaSuccess)
+		tool_die("the ping-pong kernel failed: %s", cudaGetErrorName(err));
+	{
+		unsigned int gpu_errors = 0;
+
+		CU_CHECK(cuMemcpyDtoH(&gpu_errors, counters + sizeof(unsigned int),
+				      sizeof(gpu_errors)));
+		CU_CHECK(cuMemcpyDtoH(gpu_ns, counters + sizeof(unsigned long long),
+				      sizeof(gpu_ns)));
+		res->errors += gpu_errors;
+	}
+	if (!nlat)
+		tool_die("-t 1 in mode 1 gives no round trip to time; use -t 2 or more");
+	tool_stats(lat, nlat, &res->st);
+	res->gpu_avg_us = p->mode == 1 && p->iters ? (double)(gpu_ns[1] - gpu_ns[0]) / 1e3 /
+						     p->iters : 0;
+	CU_CHECK(cuMemFree(counters));
+	free(buf);
+	free(lat);
+}
+
+static void report(const struct pp *p, const char *test, const char *g, const char *c,
+		   const char *d, const struct result *r)
+{
+	if (tool_csv) {
+		printf("%s,%d,%s,%s,%s,%zu,%u,%.4f,%.4f\n", test, p->mode, g, c, d, p->data_size,
+		       p->iters, r->st.min, r->st.median);
+		return;
+	}
+	printf("%sRound-trip latency per iteration is (min) %.4f, (median) %.4f us\n",
+	       strcmp(test, "gdrcopy") ? "cuMemcpy: " : "", r->st.min, r->st.median);
+	if (p->mode == 1)
+		printf("%sGPU-timed (%%globaltimer) average per iteration: %.4f us\n",
+		       strcmp(test, "gdrcopy") ? "cuMemcpy: " : "", r->gpu_avg_us);
+}
+
+static enum where parse_where(const char *s, const char *opt)
+{
+	if (!strcmp(s, "gpumem"))
+		return GPUMEM;
+	if (!strcmp(s, "hostmem"))
+		return HOSTMEM;
+	tool_die("%s %s: expected gpumem or hostmem", opt, s);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gdrcopy_pplat [options]\n"
+		"  -d GPU    GPU id (default 0)\n"
+		"  -t N      iterations (default 1000)\n"
+		"  -u SEC    timeout in seconds, 0 for none (default 10)\n"
+		"  -a FN     GPU allocator: cuMemAlloc or cuMemCreate (default: cuMemCreate under "
+		"the vulkan backend, else cuMemAlloc)\n"
+		"  -s SIZE   data bytes per iteration; 0 = flags only, on 1 block x 1 thread "
+		"(default 0)\n"
+		"  -B N      blocks (default 8)\n"
+		"  -T N      threads per block (default 1024)\n"
+		"  -m 0|1    0: CPU produces, GPU consumes; 1: GPU produces, CPU consumes "
+		"(default 0)\n"
+		"  -G WHERE  the GPU's flag (written by the CPU): gpumem or hostmem (default gpumem)\n"
+		"  -C WHERE  the CPU's flag (written by the GPU): gpumem or hostmem (default "
+		"hostmem)\n"
+		"  -D WHERE  the data: gpumem or hostmem (default gpumem)\n"
+		"  -M TYPE   mapping type: default, wc, cache, device\n"
+		"  -c        also run the exchange through cuMemcpyAsync + cuStreamSynchronize\n"
+		TOOL_COMMON_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = { TOOL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
+	enum where gw = GPUMEM, cw = HOSTMEM, dw = GPUMEM;
+	struct tool_common common = { NULL, NULL };
+	struct object gflag, cflag, data;
+	int dev_id = 0, baseline = 0, opt;
+	struct result res;
+	struct pp p;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = TOOL_ALLOC_AUTO;
+	p.blocks = 8;
+	p.threads = 1024;
+	p.iters = 1000;
+	p.timeout_s = 10;
+	while ((opt = getopt_long(argc, argv, "d:t:u:a:s:B:T:m:G:C:D:M:ch", longopts, NULL)) != -1) {
+		if (tool_common_option(opt, optarg, &common))
+			continue;
+		switch (opt) {
+		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
+		case 't': p.iters = (uint32_t)tool_parse_long(optarg, "-t", 1, 1L << 30); break;
+		case 'u': p.timeout_s = (double)tool_parse_long(optarg, "-u", 0, 86400); break;
+		case 'a':
+			if (tool_parse_alloc(optarg, &p.kind))
+				tool_die("-a %s: expected cuMemAlloc or cuMemCreate", optarg);
+			break;
+		case 's': p.data_size = tool_parse_size(optarg, "-s"); break;
+		case 'B': p.blocks = (int)tool_parse_long(optarg, "-B", 1, 65535); break;
+		case 'T': p.threads = (int)tool_parse_long(optarg, "-T", 1, 1024); break;
+		case 'm': p.mode = (int)tool_parse_long(optarg, "-m", 0, 1); break;
+		case 'G': gw = parse_where(optarg, "-G"); break;
+		case 'C': cw = parse_where(optarg, "-C"); break;
+		case 'D': dw = parse_where(optarg, "-D"); break;
+		case 'M':
+			if (tool_parse_map_flags(optarg, &p.map_flags))
+				tool_die("-M %s: expected default, wc, cache or device", optarg);
+			break;
+		case 'c': baseline = 1; break;
+		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		tool_die("unexpected argument %s (see -h)", argv[optind]);
+	if (tool_impl_is_all(&common))
+		tool_die("--impl all is for copylat and copybw; give pplat one routine");
+	if (p.data_size % 4)
+		tool_die("-s %zu: the data size must be a multiple of 4", p.data_size);
+	if (!p.data_size)
+		p.blocks = p.threads = 1;
+	tool_set_env(common.backend, common.impl);
+
+	tool_cuda_init(&p.cu, dev_id);
+	p.g = tool_gdr_open();
+	tool_print_devices(&p.cu);
+	p.kind = tool_alloc_resolve(p.kind, p.g);
+	tool_report_impl(p.g, common.impl);
+	tool_say("Benchmark mode: %d: %s\n", p.mode, p.mode ? "GPU produces, CPU consumes" :
+							     "CPU produces, GPU consumes");
+	tool_say("gpu alloc fn: %s\n", tool_alloc_name(p.kind));
+	tool_say("GPU flag: %s; CPU flag: %s; data: %s, %zu bytes; %d block(s) x %d thread(s); "
+		 "%u iterations\n", where_names[gw], where_names[cw],
+		 p.data_size ? where_names[dw] : "none", p.data_size, p.blocks, p.threads,
+		 p.iters);
+	tool_say("%s\n", p.mode ?
+		 "The GPU writes the data and then the CPU's flag; the CPU waits for the flag, "
+		 "reads the data and answers through the GPU's flag. A round trip is the time "
+		 "between two flags seen by the CPU." :
+		 "The CPU writes the data and then the GPU's flag; the GPU waits for the flag, "
+		 "reads the data and answers through the CPU's flag. A round trip is the time from "
+		 "the CPU's first write to the answer.");
+	if (cudaStreamCreateWithFlags(&p.kernel_stream, cudaStreamNonBlocking) != cudaSuccess)
+		tool_die("cudaStreamCreateWithFlags failed: %s",
+			 cudaGetErrorName(cudaGetLastError()));
+	CU_CHECK(cuStreamCreate(&p.copy_stream, CU_STREAM_NON_BLOCKING));
+
+	obj_alloc(&p, &gflag, gw, GPU_PAGE_SIZE);
+	obj_alloc(&p, &cflag, cw, GPU_PAGE_SIZE);
+	if (p.data_size)
+		obj_alloc(&p, &data, dw, p.data_size);
+	if (tool_csv)
+		printf("test,mode,gpu_flag,cpu_flag,data,size,iters,min_us,median_us\n");
+	memset(&res, 0, sizeof(res));
+	exchange(&p, &gflag, &cflag, p.data_size ? &data : NULL, &res);
+	report(&p, "gdrcopy", where_names[gw], where_names[cw], p.data_size ? where_names[dw] :
+	       "none", &res);
+	if (res.errors)
+		tool_die("%u data words arrived wrong", res.errors);
+	obj_free(&gflag);
+	obj_free(&cflag);
+	if (p.data_size)
+		obj_free(&data);
+
+	if (baseline) {
+		obj_alloc(&p, &gflag, CUMEMCPY, sizeof(uint32_t));
+		obj_alloc(&p, &cflag, CUMEMCPY, sizeof(uint32_t));
+		if (p.data_size)
+			obj_alloc(&p, &data, CUMEMCPY, p.data_size);
+		memset(&res, 0, sizeof(res));
+		exchange(&p, &gflag, &cflag, p.data_size ? &data : NULL, &res);
+		report(&p, "cumemcpy", "cumemcpy", "cumemcpy", p.data_size ? "cumemcpy" : "none",
+		       &res);
+		if (res.errors)
+			tool_die("cuMemcpy exchange: %u data words arrived wrong", res.errors);
+		obj_free(&gflag);
+		obj_free(&cflag);
+		if (p.data_size)
+			obj_free(&data);
+	}
+	CU_CHECK(cuStreamDestroy(p.copy_stream));
+	cudaStreamDestroy(p.kernel_stream);
+	tool_say("closing gdrdrv\n");
+	if (gdr_close(p.g))
+		tool_die("gdr_close failed");
+	tool_cuda_fini(&p.cu);
+	return 0;
+}

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdrcopy_sanity's runner: options, the probe of the platform, one forked child per case in its
+ * own process group (killed as a group afterwards), GDRCopy's "&&&&" lines and summary, and the
+ * per-case result lines for tests/run-tests.sh.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sanity.h"
+
+/* Shared with every child: the platform (written by the probe) and the last case's reason. */
+struct sanity_shared {
+	struct sanity_platform plat;
+	char reason[512];
+};
+
+static struct sanity_shared *shm;
+const struct sanity_platform *sanity_plat;
+
+#define CASE_TIMEOUT_S 120
+
+static void set_reason(const char *fmt, va_list ap)
+{
+	char msg[sizeof(shm->reason)];
+
+	/* The first reason wins: a failing grandchild explains its parent's failure. */
+	if (shm->reason[0])
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	for (char *p = msg; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	memcpy(shm->reason, msg, sizeof(msg));
+}
+
+void sanity_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_reason(fmt, ap);
+	va_end(ap);
+	fflush(NULL);
+	_exit(1);
+}
+
+void sanity_waive(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	set_reason(fmt, ap);
+	va_end(ap);
+	fflush(NULL);
+	_exit(SANITY_EXIT_WAIVED);
+}
+
+void sanity_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!sanity_plat || !sanity_plat->verbose)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* In a child: learn the backend and the device's attributes; 0, or 1 with shm->reason set. */
+static void probe_child(struct sanity_platform *p)
+{
+	struct tool_cuda cu;
+	char why[256];
+	gdr_t g;
+
+	if (tool_cuda_try_init(&cu, p->dev_id, why, sizeof(why)) != CUDA_SUCCESS) {
+		snprintf(shm->reason, sizeof(shm->reason), "%s", why);
+		_exit(1);
+	}
+	cuDeviceGetAttribute(&p->coherent,
+			     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, cu.dev);
+	cuDeviceGetAttribute(&p->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu.dev);
+	cuDeviceGetAttribute(&p->compute_mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, cu.dev);
+	cuDeviceGetAttribute(&p->vmm_rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+			     cu.dev);
+	g = gdr_open();
+	if (!g) {
+		const char *forced = getenv("GDRCOPY_BACKEND");
+
+		if (forced && !*forced)
+			forced = NULL;
+
+		snprintf(shm->reason, sizeof(shm->reason), "gdr_open failed: %s%s%s; run gdrcopy_info",
+			 forced ? "backend " : "no backend can map GPU memory here",
+			 forced ? forced : "", forced ? " cannot map GPU memory here" : "");
+		_exit(1);
+	}
+	p->backend = tool_backend(g);
+	gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &p->persistent);
+	gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &p->forcepci);
+	gdr_close(g);
+	tool_cuda_fini(&cu);
+	_exit(0);
+}
+
+static int probe(struct sanity_platform *p)
+{
+	int status;
+	pid_t pid;
+
+	shm->reason[0] = '\0';
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		tool_die("fork failed: %s", strerror(errno));
+	if (pid == 0)
+		probe_child(p);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (!shm->reason[0])
+		snprintf(shm->reason, sizeof(shm->reason), "the probe process died (status 0x%x)",
+			 status);
+	return 1;
+}
+
+enum verdict { PASSED, FAILED, WAIVED };
+
+static enum verdict run_case(const struct sanity_case *tc)
+{
+	double deadline = tool_now_us() + CASE_TIMEOUT_S * 1e6;
+	struct timespec tick = { 0, 1000000 };
+	int status = 0;
+	pid_t pid, got;
+
+	shm->reason[0] = '\0';
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		tool_die("fork failed: %s", strerror(errno));
+	if (pid == 0) {
+		setpgid(0, 0);
+		tc->fn();
+		fflush(NULL);
+		_exit(0);
+	}
+	setpgid(pid, pid);	/* also here: the group must exist before killpg, whoever runs first */
+	while ((got = waitpid(pid, &status, WNOHANG)) == 0 && tool_now_us() < deadline)
+		nanosleep(&tick, NULL);
+	if (got == 0) {
+		killpg(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		snprintf(shm->reason, sizeof(shm->reason), "timed out after %d s", CASE_TIMEOUT_S);
+		return FAILED;
+	}
+	killpg(pid, SIGKILL);	/* whatever the case left running */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return PASSED;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == SANITY_EXIT_WAIVED)
+		return WAIVED;
+	if (!shm->reason[0]) {
+		if (WIFSIGNALED(status))
+			snprintf(shm->reason, sizeof(shm->reason), "killed by signal %d (%s)",
+				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else
+			snprintf(shm->reason, sizeof(shm->reason), "exited with status %d",
+				 WEXITSTATUS(status));
+	}
+	return FAILED;
+}
+
+static int cmp_case(const void *a, const void *b)
+{
+	return strcmp(((const struct sanity_case *)a)->name, ((const struct sanity_case *)b)->name);
+}
+
+/* Both tables, sorted by name; *n their count. */
+static struct sanity_case *catalogue(size_t *n)
+{
+	const struct sanity_case *tables[] = { sanity_cases_basic, sanity_cases_invalidation };
+	static struct sanity_case all[64];
+	size_t count = 0;
+
+	for (size_t t = 0; t < 2; t++) {
+		for (const struct sanity_case *c = tables[t]; c->name; c++) {
+			if (count == sizeof(all) / sizeof(all[0]))
+				tool_die("more than %zu test cases: make the catalogue bigger", count);
+			all[count++] = *c;
+		}
+	}
+	qsort(all, count, sizeof(*all), cmp_case);
+	*n = count;
+	return all;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gdrcopy_sanity [options]\n"
+		"  -h        this help\n"
+		"  -v        verbose: print &&&& lines and each case's details\n"
+		"  -s        no summary\n"
+		"  -l        list the tests and the extended tests\n"
+		"  -t NAME   run only this test (repeatable)\n"
+		"  -d GPU    GPU id (default 0)\n"
+		"  -e        also run the extended tests\n"
+		"  --results FILE   write \"pass|fail|skip NAME [reason]\" lines (default: "
+		"$GDR_TEST_RESULTS)\n"
+		TOOL_COMMON_USAGE);
+}
+
+struct outcome {
+	const char *name;
+	enum verdict v;
+	char reason[sizeof(((struct sanity_shared *)0)->reason)];
+};
+
+static void print_list(const char *title, const struct outcome *o, size_t n, enum verdict v)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (o[i].v != v)
+			continue;
+		if (!any)
+			printf("\nList of %s tests:\n", title);
+		any = 1;
+		printf("    %s%s%s\n", o[i].name, o[i].reason[0] ? ": " : "", o[i].reason);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_RESULTS = TOOL_OPT_FIRST_TOOL };
+	static const struct option longopts[] = {
+		TOOL_LONG_OPTIONS,
+		{ "results", required_argument, NULL, OPT_RESULTS },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const verdict_name[] = { "PASSED", "FAILED", "WAIVED" };
+	static const char *const result_word[] = { "pass", "fail", "skip" };
+	struct tool_common common = { NULL, NULL };
+	int verbose = 0, summary = 1, list = 0, extended = 0, dev_id = 0, opt;
+	const char *results_path = getenv("GDR_TEST_RESULTS");
+	size_t ncases, nsel = 0, npicked = 0, counts[3] = { 0 };
+	const char *picked[argc];
+	struct sanity_case *cases = catalogue(&ncases);
+	struct outcome *out;
+	FILE *results = NULL;
+
+	while ((opt = getopt_long(argc, argv, "hvslt:d:e", longopts, NULL)) != -1) {
+		if (tool_common_option(opt, optarg, &common))
+			continue;
+		switch (opt) {
+		case 'v': verbose = 1; break;
+		case 's': summary = 0; break;
+		case 'l': list = 1; break;
+		case 't': picked[npicked++] = optarg; break;
+		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
+		case 'e': extended = 1; break;
+		case OPT_RESULTS: results_path = optarg; break;
+		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		tool_die("unexpected argument %s (see -h)", argv[optind]);
+	if (tool_impl_is_all(&common))
+		tool_die("--impl all is for copylat and copybw; give sanity one routine");
+	if (list) {
+		printf("List of tests:\n");
+		for (size_t i = 0; i < ncases; i++)
+			if (!cases[i].extended)
+				printf("    %s\n", cases[i].name);
+		printf("List of extended tests:\n");
+		for (size_t i = 0; i < ncases; i++)
+			if (cases[i].extended)
+				printf("    %s\n", cases[i].name);
+		return 0;
+	}
+	for (size_t p = 0; p < npicked; p++) {
+		size_t i;
+
+		for (i = 0; i < ncases && strcmp(cases[i].name, picked[p]); i++)
+			;
+		if (i == ncases)
+			tool_die("-t %s: no such test (-l lists them)", picked[p]);
+	}
+	tool_set_env(common.backend, common.impl);
+
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shm == MAP_FAILED)
+		tool_die("mmap of the shared page failed: %s", strerror(errno));
+	memset(shm, 0, sizeof(*shm));
+	shm->plat.dev_id = dev_id;
+	shm->plat.verbose = verbose;
+	if (probe(&shm->plat))
+		tool_die("%s", shm->reason);
+	sanity_plat = &shm->plat;
+	if (results_path && *results_path) {
+		results = fopen(results_path, "a");
+		if (!results)
+			tool_die("cannot open --results %s: %s", results_path, strerror(errno));
+	}
+	if (!tool_csv)
+		printf("Backend: %s; persistent mappings: %d; FORCE_PCIE supported: %d; "
+		       "coherent platform: %d; compute capability major: %d\n",
+		       tool_backend_name(shm->plat.backend), shm->plat.persistent,
+		       shm->plat.forcepci, shm->plat.coherent, shm->plat.cc_major);
+	else
+		printf("test,result,reason\n");
+
+	out = calloc(ncases, sizeof(*out));
+	if (!out)
+		tool_die("out of memory");
+	for (size_t i = 0; i < ncases; i++) {
+		int want = !npicked ? (!cases[i].extended || extended) : 0;
+		struct outcome *o = &out[nsel];
+
+		for (size_t p = 0; p < npicked; p++)
+			want |= !strcmp(picked[p], cases[i].name);
+		if (!want)
+			continue;
+		if (verbose && !tool_csv)
+			printf("&&&& RUNNING %s\n", cases[i].name);
+		o->name = cases[i].name;
+		o->v = run_case(&cases[i]);
+		if (o->v != PASSED)
+			memcpy(o->reason, shm->reason, sizeof(o->reason));
+		counts[o->v]++;
+		nsel++;
+		if (tool_csv)
+			printf("%s,%s,\"%s\"\n", o->name, result_word[o->v], o->reason);
+		else if (verbose || o->v == FAILED)
+			printf("&&&& %s %s%s%s\n", verdict_name[o->v], o->name,
+			       o->reason[0] ? "\n     reason: " : "", o->reason);
+		if (results) {
+			fprintf(results, "%s %s%s%s\n", result_word[o->v], o->name,
+				o->reason[0] ? " " : "", o->reason);
+			fflush(results);
+		}
+	}
+	if (summary && !tool_csv) {
+		printf("\nTotal: %zu, Passed: %zu, Failed: %zu, Waived: %zu\n", nsel, counts[PASSED],
+		       counts[FAILED], counts[WAIVED]);
+		print_list("failed", out, nsel, FAILED);
+		print_list("waived", out, nsel, WAIVED);
+	}
+	if (results)
+		fclose(results);
+	free(out);
+	return counts[FAILED] ? EXIT_FAILURE : EXIT_SUCCESS;
+}

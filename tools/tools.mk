@@ -1,0 +1,52 @@
+# The GDRCopy tools: gdrcopy_sanity, gdrcopy_copybw, gdrcopy_copylat, gdrcopy_apiperf (C, CUDA
+# driver API) and gdrcopy_pplat (CUDA, built only where nvcc exists), with GDRCopy's legacy names
+# as symlinks. They link the CUDA stub library; at run time the real libcuda.so.1 (or the
+# simulated one, tests/sim/cuda, through LD_LIBRARY_PATH) is used.
+
+comma := ,
+TOOLS_CUDA_LIBS := -L$(CUDA)/lib64/stubs -lcuda
+TOOLS_COMMON_OBJS := $(OBJ)/tools/common.o $(OBJ)/tools/sweep.o
+TOOLS_C := gdrcopy_copybw gdrcopy_copylat gdrcopy_apiperf gdrcopy_sanity
+SANITY_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(sort $(wildcard tools/sanity*.c)))
+
+$(TOOLS_BIN)/gdrcopy_copybw: $(OBJ)/tools/copybw.o
+$(TOOLS_BIN)/gdrcopy_copylat: $(OBJ)/tools/copylat.o
+$(TOOLS_BIN)/gdrcopy_apiperf: $(OBJ)/tools/apiperf.o
+$(TOOLS_BIN)/gdrcopy_sanity: $(SANITY_OBJS)
+$(addprefix $(TOOLS_BIN)/,$(TOOLS_C)): $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi $(TOOLS_CUDA_LIBS) \
+		$(TOOLS_RPATH)
+	$(Q)ln -sf $(notdir $@) $(dir $@)$(patsubst gdrcopy_%,%,$(notdir $@))
+
+all: $(addprefix $(TOOLS_BIN)/,$(TOOLS_C))
+
+# pplat: the GPU kernel needs nvcc; the host side links with the C++ compiler and the static
+# CUDA runtime, as nvcc would, so the tools' RPATH applies. PPLAT_GENCODE: PTX for any GPU from
+# Turing on (the driver compiles it at load) and SASS for Hopper (the test H200).
+NVCC ?= $(CUDA)/bin/nvcc
+PPLAT_GENCODE ?= -gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90
+TOOLS_CXX ?= g++
+
+ifneq ($(wildcard $(NVCC)),)
+$(OBJ)/tools/pplat.o: tools/pplat.cu tools/common.h include/gdrapi.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) -std=c++17 -O2 $(PPLAT_GENCODE) -Iinclude -Itools \
+		-Xcompiler -Wall,-Wextra$(if $(filter 1,$(WERROR)),$(comma)-Werror) -c -o $@ $<
+
+$(TOOLS_BIN)/gdrcopy_pplat: $(OBJ)/tools/pplat.o $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(TOOLS_CXX) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
+		-L$(CUDA)/lib64 -lcudart_static $(TOOLS_CUDA_LIBS) -ldl -lrt $(TOOLS_RPATH)
+	$(Q)ln -sf gdrcopy_pplat $(dir $@)pplat
+
+all: $(TOOLS_BIN)/gdrcopy_pplat
+else
+.PHONY: pplat-not-built
+pplat-not-built:
+	@echo "  NOTE    $(NVCC) not found: gdrcopy_pplat not built (set CUDA= or NVCC=)"
+all: pplat-not-built
+endif
