@@ -21,6 +21,18 @@ static const char *const nvidia_icds[] = {
 	"/etc/vulkan/icd.d/nvidia_icd.json",
 };
 
+void gpu_use_nvidia_icd(void)
+{
+	if (getenv("VK_DRIVER_FILES") || getenv("VK_ICD_FILENAMES"))
+		return;
+	for (size_t i = 0; i < sizeof(nvidia_icds) / sizeof(nvidia_icds[0]); i++) {
+		if (access(nvidia_icds[i], R_OK) == 0) {
+			setenv("VK_DRIVER_FILES", nvidia_icds[i], 1);
+			return;
+		}
+	}
+}
+
 int gpu_init(void)
 {
 	struct gdr_why why = { "" };
@@ -39,14 +51,7 @@ int gpu_init(void)
 		printf("no CUDA device 0 to use\n");
 		return 77;
 	}
-	if (!getenv("VK_DRIVER_FILES") && !getenv("VK_ICD_FILENAMES")) {
-		for (size_t i = 0; i < sizeof(nvidia_icds) / sizeof(nvidia_icds[0]); i++) {
-			if (access(nvidia_icds[i], R_OK) == 0) {
-				setenv("VK_DRIVER_FILES", nvidia_icds[i], 1);
-				break;
-			}
-		}
-	}
+	gpu_use_nvidia_icd();
 	vk = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!vk) {
 		printf("no Vulkan loader (libvulkan.so.1): install libvulkan1 (see tests/gpu/README.md)\n");

@@ -22,6 +22,12 @@ extern const struct gdr_cuda *cu;
  */
 int gpu_init(void);
 
+/*
+ * Point Vulkan at NVIDIA's ICD if VK_DRIVER_FILES is unset and one is found; gpu_init does it,
+ * and programs that must not load CUDA before forking call it alone.
+ */
+void gpu_use_nvidia_icd(void);
+
 /* Print the driver version, device 0's name, PCI id and UUID. */
 void gpu_describe(void);
 

@@ -56,6 +56,7 @@ CUresult CUDAAPI cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVer
 	X(cuMemRetainAllocationHandle, 11000) \
 	X(cuMemExportToShareableHandle, 10020) \
 	X(cuMemGetAllocationPropertiesFromHandle, 10020) \
+	X(cuMemGetHandleForAddressRange, 11070) \
 	X(cuMemcpyHtoD, 3020) \
 	X(cuMemcpyDtoH, 3020) \
 	X(cuMemcpyDtoD, 3020) \
