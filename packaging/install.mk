@@ -111,6 +111,7 @@ ifneq ($(GDRDRV_SRCS),)
 		$(INSTALL) -m $$mode $$f $(DESTDIR)$(DKMS_SRCDIR)/$$rel; \
 	done
 	$(Q)$(INSTALL) -m 0644 $(DKMS_CONF) $(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
+	$(Q)$(INSTALL) -m 0755 packaging/dkms/dkms-make.sh $(DESTDIR)$(DKMS_SRCDIR)/dkms-make.sh
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(MANDIR)/man4
 	$(Q)$(foreach p,$(MAN_PAGES_4),$(call install_man_page,$(p),4);)
 ifneq ($(MODPROBEDIR),)

@@ -102,6 +102,7 @@ if [ ${#debs[@]} -gt 0 ]; then
 	if [ "$have_module" = 1 ]; then
 		l=$logs/$(basename "$(deb_of gdrdrv-dkms)").files
 		why=$(want "$l" "/usr/src/gdrdrv-$version/dkms.conf" "/usr/src/gdrdrv-$version/Makefile" \
+			"/usr/src/gdrdrv-$version/dkms-make.sh" \
 			"/usr/src/gdrdrv-$version/Kbuild" "/usr/src/gdrdrv-$version/include/uapi/gdrdrv.h" \
 			"/usr/src/gdrdrv-$version/nvidia/nv-p2p.h" /lib/modprobe.d/gdrdrv.conf \
 			/usr/share/man/man4/gdrdrv.4.gz) || bad="$bad gdrdrv-dkms $why;"
@@ -275,6 +276,7 @@ else
 		if [ "$have_module" = 1 ]; then
 			if l=$(list "gdrcopy-kmod-$version-*dkms*.noarch.rpm"); then
 				why=$(want "$l" "/usr/src/gdrdrv-$version/dkms.conf" "/usr/src/gdrdrv-$version/Makefile" \
+					"/usr/src/gdrdrv-$version/dkms-make.sh" \
 					"/usr/src/gdrdrv-$version/Kbuild" "/usr/lib/modprobe.d/gdrdrv.conf" \
 					"/usr/share/man/man4/gdrdrv.4(.gz)?") || bad="$bad gdrcopy-kmod $why;"
 				grep -qE '\.(o|ko|cmd)$|kernel\.mk$' "$l" && bad="$bad gdrcopy-kmod has build outputs;"
