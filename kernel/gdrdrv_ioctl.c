@@ -42,7 +42,7 @@ static int gdrdrv_check_pin(const struct gdrdrv_pin_args *a)
 		return -EINVAL;
 	}
 	if ((a->flags & GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE) && !gdrdrv_force_pcie_supported()) {
-		gdrdrv_dbg("FORCE_PCIE needs an nv-p2p.h with NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING\n");
+		gdrdrv_dbg("FORCE_PCIE needs NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING in nv-p2p.h\n");
 		return -EINVAL;
 	}
 	return 0;

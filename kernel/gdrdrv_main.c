@@ -33,7 +33,7 @@ MODULE_PARM_DESC(info_enabled, "log pins and mappings (default 0)");
 int gdrdrv_use_persistent_mapping = 1;
 module_param_named(use_persistent_mapping, gdrdrv_use_persistent_mapping, int, 0444);
 MODULE_PARM_DESC(use_persistent_mapping,
-		 "pin with nvidia_p2p_get_pages_persistent: mappings survive cudaFree, no callback (default 1)");
+		 "persistent pins: mappings survive cudaFree, no free callback (default 1)");
 
 static ushort dev_mode = 0666;
 module_param(dev_mode, ushort, 0444);
@@ -180,7 +180,7 @@ static void __exit gdrdrv_exit(void)
 {
 	misc_deregister(&gdrdrv_misc);
 	remove_proc_subtree("driver/gdrdrv", NULL);
-	/* Open files pin the module, and release unpins everything: a count left is a gdrdrv bug. */
+	/* Open files hold the module and release unpins everything: a count left is a bug. */
 	WARN(gdrdrv_pinned_tables(), "gdrdrv: %lld page tables still pinned at unload\n",
 	     gdrdrv_pinned_tables());
 }

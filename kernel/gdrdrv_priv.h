@@ -64,8 +64,8 @@ extern int gdrdrv_info_enabled;
 extern int gdrdrv_use_persistent_mapping;
 
 /* Platform facts found at load (gdrdrv_main.c). */
-extern bool gdrdrv_cpu_may_cache;		/* ARM64, POWER9: GPU memory may be mapped cached */
-extern bool gdrdrv_need_device_mapping;		/* BlueField-3: CPU mappings must be Device */
+extern bool gdrdrv_cpu_may_cache;	/* ARM64, POWER9: GPU memory may be mapped cached */
+extern bool gdrdrv_need_device_mapping;	/* BlueField-3: CPU mappings must be Device */
 
 /* User-triggered failures are logged only with dbg_enabled, so no caller can flood the log. */
 #define gdrdrv_dbg(fmt, ...) \
@@ -77,10 +77,10 @@ extern bool gdrdrv_need_device_mapping;		/* BlueField-3: CPU mappings must be De
 struct gdrdrv_file {
 	/* Protects mrs and next_handle. Never held together with an MR's sem (see the top). */
 	struct mutex lock;
-	struct xarray mrs;		/* handle -> struct gdrdrv_mr; reserved while a pin runs */
+	struct xarray mrs;		/* handle -> gdrdrv_mr; only reserved while pinning */
 	u64 next_handle;
-	struct pid *owner;		/* thread group of the opener; immutable, holds a reference */
-	/* f_mapping of the file: holds only this file's VMAs, so zapping never touches another's. */
+	struct pid *owner;		/* the opener's thread group; immutable, referenced */
+	/* The file's f_mapping: only its VMAs, so a zap never touches another file's. */
 	struct address_space mapping;
 };
 
@@ -88,7 +88,7 @@ struct gdrdrv_file {
 struct gdrdrv_mr {
 	/* One reference for the table entry, one per VMA, one per lookup in flight. */
 	struct kref ref;
-	struct gdrdrv_file *file;	/* outlives the MR's pages: release unpins before freeing */
+	struct gdrdrv_file *file;	/* outlives the pages: release unpins before it frees */
 
 	/* Set before the MR is published, then immutable. */
 	u64 handle;
@@ -114,7 +114,7 @@ struct gdrdrv_mr {
 	bool wc_reserved;		/* x86 PAT: WC recorded for the pages' physical ranges */
 	unsigned int nr_vmas;		/* VMAs of the one mapping (a split makes two) */
 	gdr_mr_type_t map_type;		/* of the mapping; GDR_MR_NONE when not mapped */
-	gdr_mr_type_t req_type;		/* REQ_MAPPING_TYPE for the next mmap; NONE: default */
+	gdr_mr_type_t req_type;		/* REQ_MAPPING_TYPE for the next mmap; NONE: pick */
 };
 
 /* What GET_INFO, GET_INFO_V2 and GET_CB_FLAG report. */

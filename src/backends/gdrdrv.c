@@ -67,7 +67,8 @@ static int gdrdrv_probe(struct gdr_why *why)
 
 	if (access(path, F_OK)) {
 		if (errno == ENOENT)
-			gdr_why_set(why, "no %s: load the gdrdrv kernel module (modprobe gdrdrv)", path);
+			gdr_why_set(why, "no %s: load the gdrdrv kernel module (modprobe gdrdrv)",
+				    path);
 		else
 			gdr_why_set(why, "cannot look up %s: %s", path, strerror(errno));
 		return ENODEV;

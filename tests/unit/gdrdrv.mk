@@ -1,13 +1,14 @@
 # Tier 1 tests of the gdrdrv ABI and backend, which need no module, and of the module's build
 # (W=1 and sparse clean, against a kernel build tree where one is installed).
 GDRDRV_TEST_DIR = $(BUILD)/tests/unit
-GDRDRV_UNIT_TESTS = $(GDRDRV_TEST_DIR)/test_gdrdrv_abi $(GDRDRV_TEST_DIR)/test_gdrdrv_open
+GDRDRV_UNIT_TESTS = $(GDRDRV_TEST_DIR)/test_gdrdrv_abi $(GDRDRV_TEST_DIR)/test_gdrdrv_open \
+	$(GDRDRV_TEST_DIR)/test_gdrdrv_backend
 
 CHECK_TESTS += $(GDRDRV_UNIT_TESTS) tests/unit/test_gdrdrv_build.sh
 CHECK_DEBS += sparse kmod
-SANITIZE_TESTS += $(GDRDRV_TEST_DIR)/test_gdrdrv_open
+SANITIZE_TESTS += $(GDRDRV_TEST_DIR)/test_gdrdrv_open $(GDRDRV_TEST_DIR)/test_gdrdrv_backend
 check-build: $(GDRDRV_UNIT_TESTS)
-check-build-sanitize: $(GDRDRV_TEST_DIR)/test_gdrdrv_open
+check-build-sanitize: $(GDRDRV_TEST_DIR)/test_gdrdrv_open $(GDRDRV_TEST_DIR)/test_gdrdrv_backend
 
 $(GDRDRV_TEST_DIR)/test_gdrdrv_abi: $(OBJ)/tests/unit/test_gdrdrv_abi.o
 	@mkdir -p $(dir $@)
@@ -18,3 +19,9 @@ $(GDRDRV_TEST_DIR)/test_gdrdrv_open: $(OBJ)/tests/unit/test_gdrdrv_open.o $(LIB_
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB_SHARED) -Wl,-rpath,$(abspath $(LIB_DIR))
+
+# It defines ioctl, mmap and munmap itself, in front of libc's, to play the driver.
+$(GDRDRV_TEST_DIR)/test_gdrdrv_backend: $(OBJ)/tests/unit/test_gdrdrv_backend.o $(LIB_SHARED)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB_SHARED) -Wl,-rpath,$(abspath $(LIB_DIR)) -ldl

@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The gdrdrv backend against a fake driver: this program defines ioctl, mmap and munmap, which
+ * take the place of libc's for libgdrapi, and answers the gdrdrv commands on the device fd as a
+ * gdrdrv of a chosen version would. The cases check which commands each version gets (GET_INFO_V2
+ * from 2.4; GET_ATTR, PIN_BUFFER_V2 and REQ_MAPPING_TYPE from 2.5), that gdr_pin_buffer always
+ * carries its tokens, that all 64 bits of a handle reach mmap, and the error paths of pin, map
+ * and unpin. GDRCOPY_GDRDRV_PATH points the backend at /dev/null, which open accepts.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gdrapi.h"
+#include "gdrdrv.h"
+
+#define FAKE_PINS 8
+#define FAKE_FIRST_HANDLE 0x123456789ULL	/* more than 32 bits */
+
+struct fake_pin {
+	int used;
+	gdr_hnd_t handle;
+	uint64_t addr, size, p2p_token;
+	uint32_t va_space, flags, req_type, cb_flag;
+	void *map;
+	size_t map_len;
+	uint32_t map_type;
+};
+
+static struct {
+	uint32_t version, min_api;
+	int fd;				/* the device fd: the one GET_VERSION came on */
+	struct fake_pin pins[FAKE_PINS];
+	gdr_hnd_t next_handle;
+	unsigned long cmds[64];		/* commands received since the case began */
+	int ncmds;
+	off_t last_offset;
+	int fail_unpin, fail_info, unmap_at_info, wrong_type;
+} fake;
+
+static int failed;
+static FILE *results;
+
+static unsigned int page_shift(void)
+{
+	return (unsigned int)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
+}
+
+static void fake_reset(uint32_t version)
+{
+	memset(&fake, 0, sizeof(fake));
+	fake.version = version;
+	fake.min_api = MINIMUM_GDR_API_VERSION;
+	fake.fd = -1;
+	fake.next_handle = FAKE_FIRST_HANDLE;
+}
+
+static int fake_count(unsigned long cmd)
+{
+	int n = 0;
+
+	for (int i = 0; i < fake.ncmds; i++)
+		n += fake.cmds[i] == cmd;
+	return n;
+}
+
+static struct fake_pin *fake_pin_of(gdr_hnd_t h)
+{
+	for (int i = 0; i < FAKE_PINS; i++)
+		if (fake.pins[i].used && fake.pins[i].handle == h)
+			return &fake.pins[i];
+	return NULL;
+}
+
+static int fake_pin(uint64_t addr, uint64_t size, uint64_t token, uint32_t va_space,
+		    uint32_t flags, gdr_hnd_t *handle)
+{
+	for (int i = 0; i < FAKE_PINS; i++) {
+		struct fake_pin *p = &fake.pins[i];
+
+		if (p->used)
+			continue;
+		*p = (struct fake_pin){ .used = 1, .handle = fake.next_handle, .addr = addr,
+					.size = size, .p2p_token = token, .va_space = va_space,
+					.flags = flags };
+		fake.next_handle += 16;
+		*handle = p->handle;
+		return 0;
+	}
+	return ENOMEM;
+}
+
+static void fake_info(const struct fake_pin *p, __u64 *va, __u64 *mapped_size,
+		      __u32 *page_size)
+{
+	*va = p->addr & ~0xffffULL;
+	*mapped_size = ((p->addr + p->size + 0xffff) & ~0xffffULL) - *va;
+	*page_size = 65536;
+}
+
+/* The driver's side of one command; 0 or an errno. */
+static int fake_command(unsigned long cmd, void *arg)
+{
+	int v24 = fake.version >= 0x20004, v25 = fake.version >= 0x20005;
+	struct fake_pin *p;
+
+	switch (cmd) {
+	case GDRDRV_IOC_GET_VERSION: {
+		struct gdrdrv_get_version_params *a = arg;
+
+		a->gdrdrv_version = fake.version;
+		a->minimum_gdr_api_version = fake.min_api;
+		return 0;
+	}
+	case GDRDRV_IOC_PIN_BUFFER: {
+		struct gdrdrv_pin_buffer_params *a = arg;
+
+		return fake_pin(a->addr, a->size, a->p2p_token, a->va_space, 0, &a->handle);
+	}
+	case GDRDRV_IOC_PIN_BUFFER_V2: {
+		struct gdrdrv_pin_buffer_v2_params *a = arg;
+
+		if (!v25)
+			return ENOTTY;
+		if (a->pad)
+			return EINVAL;
+		return fake_pin(a->addr, a->size, 0, 0, a->flags, &a->handle);
+	}
+	case GDRDRV_IOC_UNPIN_BUFFER: {
+		struct gdrdrv_unpin_buffer_params *a = arg;
+
+		if (fake.fail_unpin) {
+			fake.fail_unpin--;
+			return EIO;
+		}
+		p = fake_pin_of(a->handle);
+		if (!p)
+			return EINVAL;
+		p->used = 0;
+		return 0;
+	}
+	case GDRDRV_IOC_GET_CB_FLAG: {
+		struct gdrdrv_get_cb_flag_params *a = arg;
+
+		p = fake_pin_of(a->handle);
+		if (!p)
+			return EINVAL;
+		a->flag = p->cb_flag;
+		return 0;
+	}
+	case GDRDRV_IOC_GET_INFO:
+	case GDRDRV_IOC_GET_INFO_V2: {
+		struct gdrdrv_get_info_v2_params *a = arg;
+
+		if (cmd == GDRDRV_IOC_GET_INFO_V2 && !v24)
+			return ENOTTY;
+		p = fake_pin_of(a->handle);
+		if (!p)
+			return EINVAL;
+		if (fake.fail_info) {
+			fake.fail_info--;
+			return EIO;
+		}
+		if (fake.unmap_at_info && p->map) {
+			p->map_type = GDR_MR_NONE;
+			fake.unmap_at_info = 0;
+		}
+		fake_info(p, &a->va, &a->mapped_size, &a->page_size);
+		a->tsc_khz = 1000;
+		a->tm_cycles = 77;
+		if (cmd == GDRDRV_IOC_GET_INFO_V2) {
+			a->mapping_type = p->map_type;
+		} else {
+			struct gdrdrv_get_info_params *v1 = arg;
+
+			v1->mapped = p->map_type != GDR_MR_NONE;
+			v1->wc_mapping = p->map_type == GDR_MR_WC;
+		}
+		return 0;
+	}
+	case GDRDRV_IOC_GET_ATTR: {
+		struct gdrdrv_get_attr_params *a = arg;
+
+		if (!v25)
+			return ENOTTY;
+		if (a->attr != GDRDRV_ATTR_USE_PERSISTENT_MAPPING &&
+		    a->attr != GDRDRV_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE)
+			return EINVAL;
+		a->val = a->attr == GDRDRV_ATTR_USE_PERSISTENT_MAPPING;
+		return 0;
+	}
+	case GDRDRV_IOC_REQ_MAPPING_TYPE: {
+		struct gdrdrv_req_mapping_type_params *a = arg;
+
+		if (!v25)
+			return ENOTTY;
+		p = fake_pin_of(a->handle);
+		if (!p)
+			return EINVAL;
+		if (a->mapping_type == GDR_MR_CACHING || a->mapping_type == GDR_MR_DEVICE)
+			return EOPNOTSUPP;
+		p->req_type = a->mapping_type;
+		return 0;
+	}
+	}
+	return ENOTTY;
+}
+
+/* Replaces libc's ioctl for this program and libgdrapi. */
+int ioctl(int fd, unsigned long request, ...)
+{
+	static int (*real_ioctl)(int, unsigned long, ...);
+	va_list ap;
+	void *arg;
+	int ret;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (_IOC_TYPE(request) != GDRDRV_IOCTL) {
+		if (!real_ioctl)
+			real_ioctl = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
+		return real_ioctl(fd, request, arg);
+	}
+	if (request == GDRDRV_IOC_GET_VERSION && fake.fd < 0)
+		fake.fd = fd;
+	if (fake.ncmds < (int)(sizeof(fake.cmds) / sizeof(fake.cmds[0])))
+		fake.cmds[fake.ncmds++] = request;
+	ret = fd == fake.fd ? fake_command(request, arg) : ENOTTY;
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset)
+{
+	static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+	struct fake_pin *p;
+	void *m;
+
+	if (!real_mmap)
+		real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+	if (fd < 0 || fd != fake.fd)
+		return real_mmap(addr, len, prot, flags, fd, offset);
+	fake.last_offset = offset;
+	p = fake_pin_of((gdr_hnd_t)offset >> page_shift());
+	if (!p || !(flags & MAP_SHARED) || p->map || (p->addr & 0xffff)) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	m = real_mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return m;
+	p->map = m;
+	p->map_len = len;
+	p->map_type = fake.wrong_type ? GDR_MR_CACHING :
+		      p->req_type != GDR_MR_NONE ? p->req_type : GDR_MR_WC;
+	return m;
+}
+
+int munmap(void *addr, size_t len)
+{
+	static int (*real_munmap)(void *, size_t);
+
+	if (!real_munmap)
+		real_munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
+	for (int i = 0; i < FAKE_PINS; i++) {
+		struct fake_pin *p = &fake.pins[i];
+
+		if (p->used && p->map == addr) {
+			if (p->map_len != len) {
+				errno = EINVAL;
+				return -1;
+			}
+			p->map = NULL;
+			p->map_type = GDR_MR_NONE;
+		}
+	}
+	return real_munmap(addr, len);
+}
+
+static int fake_maps(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < FAKE_PINS; i++)
+		n += fake.pins[i].used && fake.pins[i].map;
+	return n;
+}
+
+#define CHECK(cond, ...) do { \
+	if (!(cond)) { \
+		printf("  %s:%d: ", __func__, __LINE__); \
+		printf(__VA_ARGS__); \
+		printf("\n"); \
+		ok = 0; \
+	} \
+} while (0)
+
+static void verdict(const char *name, int ok)
+{
+	printf("%s %s\n", ok ? "pass" : "fail", name);
+	if (results)
+		fprintf(results, "%s %s%s\n", ok ? "pass" : "fail", name, ok ? "" : " see the output");
+	if (!ok)
+		failed = 1;
+}
+
+#define GVA 0x7f0000000000ULL
+
+static int case_open_refusals(void)
+{
+	int ok = 1;
+	gdr_t g;
+
+	fake_reset(0x10005);
+	g = gdr_open();
+	CHECK(!g, "gdr_open accepted gdrdrv 1.5");
+	if (g)
+		gdr_close(g);
+	fake_reset(0x20006);
+	fake.min_api = 0x20007;
+	g = gdr_open();
+	CHECK(!g, "gdr_open accepted a gdrdrv that wants libgdrapi 2.7");
+	if (g)
+		gdr_close(g);
+	return ok;
+}
+
+/* A 2.6 driver: the new commands, tokens through PIN_BUFFER, 64-bit handles. */
+static int case_driver_2_6(void)
+{
+	int ok = 1, v = -1, major = 0, minor = 0, flag = -1;
+	gdr_mh_t mh, legacy;
+	gdr_info_t info;
+	void *va = NULL;
+	gdr_t g;
+
+	fake_reset(0x20006);
+	g = gdr_open();
+	CHECK(g, "gdr_open");
+	if (!g)
+		return 0;
+	CHECK(!gdr_pin_buffer_v2(g, GVA, 3 * 65536, GDR_PIN_FLAG_FORCE_PCIE, &mh), "pin_v2");
+	CHECK(fake_count(GDRDRV_IOC_PIN_BUFFER_V2) == 1, "PIN_BUFFER_V2 not sent");
+	CHECK(fake.pins[0].flags == GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE, "flags %u",
+	      fake.pins[0].flags);
+	CHECK(!gdr_pin_buffer(g, GVA + 0x100000, 65536, 0xabcdef, 7, &legacy), "legacy pin");
+	CHECK(fake_count(GDRDRV_IOC_PIN_BUFFER) == 1, "gdr_pin_buffer did not use PIN_BUFFER");
+	CHECK(fake.pins[1].p2p_token == 0xabcdef && fake.pins[1].va_space == 7,
+	      "tokens %llx/%u", (unsigned long long)fake.pins[1].p2p_token, fake.pins[1].va_space);
+	CHECK(!gdr_get_info(g, mh, &info) && info.va == GVA && info.mapped_size == 3 * 65536 &&
+	      info.page_size == 65536 && !info.mapped && info.cycles_per_ms == 1000,
+	      "info after pin");
+	CHECK(fake_count(GDRDRV_IOC_GET_INFO_V2) >= 2 && !fake_count(GDRDRV_IOC_GET_INFO),
+	      "GET_INFO_V2 not used");
+
+	CHECK(!gdr_map(g, mh, &va, 3 * 65536), "map");
+	CHECK(fake.last_offset == (off_t)(FAKE_FIRST_HANDLE << page_shift()), "mmap offset %llx",
+	      (unsigned long long)fake.last_offset);
+	CHECK(fake_count(GDRDRV_IOC_REQ_MAPPING_TYPE) == 1 && fake.pins[0].req_type == GDR_MR_NONE,
+	      "REQ_MAPPING_TYPE(NONE) not sent for a default map");
+	CHECK(!gdr_get_info(g, mh, &info) && info.mapped && info.wc_mapping &&
+	      info.mapping_type == GDR_MAPPING_TYPE_WC, "info while mapped");
+	CHECK(!gdr_unmap(g, mh, va, 3 * 65536) && !fake_maps(), "unmap");
+	CHECK(!gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_WC_MAPPING) &&
+	      fake.pins[0].req_type == GDR_MR_WC, "map_v2 REQ_WC");
+	CHECK(!gdr_unmap(g, mh, va, 65536), "unmap 2");
+	CHECK(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_CACHE_MAPPING) == EOPNOTSUPP &&
+	      !fake_maps(), "the driver's EOPNOTSUPP for REQ_CACHE");
+
+	CHECK(!gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v) && v == 1, "attr 1");
+	CHECK(!gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &v) && v == 0,
+	      "attr 2");
+	CHECK(fake_count(GDRDRV_IOC_GET_ATTR) == 2, "GET_ATTR not sent");
+	CHECK(!gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v) && v == 0, "attr 3");
+	fake.pins[0].cb_flag = 1;
+	CHECK(!gdr_get_callback_flag(g, mh, &flag) && flag == 1, "callback flag");
+	CHECK(!gdr_driver_get_version(g, &major, &minor) && major == 2 && minor == 6,
+	      "driver version %d.%d", major, minor);
+	CHECK(fake_count(GDRDRV_IOC_GET_VERSION) == 1, "GET_VERSION sent again");
+	CHECK(!gdr_close(g), "close");
+	CHECK(!fake.pins[0].used && !fake.pins[1].used, "gdr_close left pins");
+	return ok;
+}
+
+/* 2.4 has GET_INFO_V2 but none of 2.5's commands. */
+static int case_driver_2_4(void)
+{
+	int ok = 1, v = -1;
+	gdr_info_t info;
+	void *va = NULL;
+	gdr_mh_t mh;
+	gdr_t g;
+
+	fake_reset(0x20004);
+	g = gdr_open();
+	CHECK(g, "gdr_open");
+	if (!g)
+		return 0;
+	CHECK(gdr_pin_buffer_v2(g, GVA, 65536, GDR_PIN_FLAG_FORCE_PCIE, &mh) == EINVAL &&
+	      !fake_count(GDRDRV_IOC_PIN_BUFFER) && !fake_count(GDRDRV_IOC_PIN_BUFFER_V2),
+	      "pin flags on 2.4 must be EINVAL without an ioctl");
+	CHECK(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin_v2 without flags");
+	CHECK(fake_count(GDRDRV_IOC_PIN_BUFFER) == 1 && !fake_count(GDRDRV_IOC_PIN_BUFFER_V2),
+	      "2.4 must get PIN_BUFFER");
+	CHECK(!gdr_map(g, mh, &va, 65536) && !fake_count(GDRDRV_IOC_REQ_MAPPING_TYPE),
+	      "map without REQ_MAPPING_TYPE");
+	CHECK(!gdr_get_info(g, mh, &info) && info.mapping_type == GDR_MAPPING_TYPE_WC &&
+	      fake_count(GDRDRV_IOC_GET_INFO_V2) && !fake_count(GDRDRV_IOC_GET_INFO),
+	      "GET_INFO_V2 on 2.4");
+	CHECK(!gdr_unmap(g, mh, va, 65536), "unmap");
+	/* The driver cannot be asked; it maps WC, so a cached request fails and is unmapped. */
+	CHECK(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_CACHE_MAPPING) == EINVAL &&
+	      !fake_maps(), "REQ_CACHE on 2.4: EINVAL and unmapped");
+	CHECK(!gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v) && v == 0 &&
+	      !fake_count(GDRDRV_IOC_GET_ATTR), "attributes of 2.4 are 0, unasked");
+	CHECK(!gdr_close(g), "close");
+	return ok;
+}
+
+/* 2.3 has only GET_INFO: the mapping type comes from mapped and wc_mapping. */
+static int case_driver_2_3(void)
+{
+	int ok = 1;
+	gdr_info_t info;
+	void *va = NULL;
+	gdr_mh_t mh;
+	gdr_t g;
+
+	fake_reset(0x20003);
+	g = gdr_open();
+	CHECK(g, "gdr_open");
+	if (!g)
+		return 0;
+	CHECK(!gdr_pin_buffer_v2(g, GVA, 2 * 65536, 0, &mh), "pin");
+	CHECK(!gdr_get_info(g, mh, &info) && !info.mapped &&
+	      info.mapping_type == GDR_MAPPING_TYPE_NONE, "info unmapped");
+	CHECK(!gdr_map(g, mh, &va, 2 * 65536), "map");
+	CHECK(!gdr_get_info(g, mh, &info) && info.mapped && info.wc_mapping &&
+	      info.mapping_type == GDR_MAPPING_TYPE_WC, "info mapped");
+	CHECK(fake_count(GDRDRV_IOC_GET_INFO) >= 3 && !fake_count(GDRDRV_IOC_GET_INFO_V2),
+	      "2.3 must get GET_INFO only");
+	CHECK(!gdr_close(g), "close");
+	return ok;
+}
+
+/* Failures after mmap unmap again; a failed unpin keeps the handle; a failed pin unpins. */
+static int case_error_paths(void)
+{
+	int ok = 1;
+	void *va = NULL;
+	gdr_mh_t mh, mh2;
+	gdr_t g;
+
+	fake_reset(0x20006);
+	g = gdr_open();
+	CHECK(g, "gdr_open");
+	if (!g)
+		return 0;
+	CHECK(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin");
+	fake.unmap_at_info = 1;
+	CHECK(gdr_map(g, mh, &va, 65536) == EAGAIN && !fake_maps(),
+	      "torn down at once: EAGAIN and unmapped");
+	fake.wrong_type = 1;
+	CHECK(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_WC_MAPPING) == EINVAL &&
+	      !fake_maps(), "other type than asked: EINVAL and unmapped");
+	fake.wrong_type = 0;
+	fake.fail_info = 1;
+	CHECK(gdr_map(g, mh, &va, 65536) == EIO && !fake_maps(), "GET_INFO failing after mmap");
+	fake.fail_unpin = 1;
+	CHECK(gdr_unpin_buffer(g, mh) == EIO, "unpin failure reported");
+	CHECK(!gdr_unpin_buffer(g, mh), "the handle survives a failed unpin");
+	fake.fail_info = 1;
+	CHECK(gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh2) == EIO, "GET_INFO failing after pin");
+	CHECK(!fake.pins[0].used && !fake.pins[1].used, "the failed pin was not undone");
+	CHECK(gdr_pin_buffer_v2(g, GVA + 8, 65536, 0, &mh2) == 0 &&
+	      gdr_map(g, mh2, &va, 65536) == EINVAL, "map of an unaligned pin");
+	CHECK(!gdr_close(g), "close");
+	return ok;
+}
+
+int main(void)
+{
+	const char *results_path = getenv("GDR_TEST_RESULTS");
+
+	if (results_path && *results_path)
+		results = fopen(results_path, "a");
+	setenv("GDRCOPY_BACKEND", "gdrdrv", 1);
+	setenv("GDRCOPY_GDRDRV_PATH", "/dev/null", 1);
+
+	verdict("open_refusals", case_open_refusals());
+	verdict("driver_2_6", case_driver_2_6());
+	verdict("driver_2_4", case_driver_2_4());
+	verdict("driver_2_3", case_driver_2_3());
+	verdict("error_paths", case_error_paths());
+	if (results)
+		fclose(results);
+	return failed;
+}
