@@ -13,7 +13,7 @@
 # then "begin NAME" and "pass NAME" / "fail NAME reason" / "skip NAME reason", and "done" at
 # the end. Everything else goes to the console, the first serial port, which run-vm.sh keeps.
 # Kernel command line: gdr_timeout=S per case (default 60), gdr_filter=ERE to run only the
-# cases whose full name matches.
+# cases whose full name matches, gdr_seed=N for the fuzz cases.
 
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -31,15 +31,21 @@ CASE_TIMEOUT=$(arg gdr_timeout)
 : "${CASE_TIMEOUT:=60}"
 FILTER=$(arg gdr_filter)
 export VMTEST_TIMEOUT=$CASE_TIMEOUT
+SEED=$(arg gdr_seed)
+[ -n "$SEED" ] && export VMTEST_SEED=$SEED
 
-RESULTS=/dev/ttyS1
-stty -F $RESULTS raw -echo 2>/dev/null
-# One open per line: closing a tty waits until its output has left the port.
-say() { echo "$*" >$RESULTS; }
+# Open once for the whole run: each open of a serial port resets its FIFO, losing what an
+# earlier close had not finished sending. Closing it at the end waits for the last byte.
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+exec 3>/dev/ttyS1
+say() { echo "$*" >&3; }
 log() { echo "vm-tier: $*"; }
 
 # Kernel log lines that fail the case they appear in.
-SPLAT='(^|[^A-Za-z_])BUG[: ]|WARNING:|memory corruption|Oops|general protection|Call Trace|circular locking|inconsistent lock state|refcount_t|KASAN|UBSAN|[Kk]ernel panic|soft lockup|blocked for more than|[Bb]ad page|list_(add|del) corruption|stack-protector|double fault|nvp2p_sim: misuse'
+SPLAT='(^|[^A-Za-z_])BUG[: ]|WARNING:|memory corruption|Oops|general protection|Call Trace'
+SPLAT="$SPLAT|circular locking|inconsistent lock state|refcount_t|KASAN|UBSAN|[Kk]ernel panic"
+SPLAT="$SPLAT|soft lockup|blocked for more than|[Bb]ad page|list_(add|del) corruption"
+SPLAT="$SPLAT|stack-protector|double fault|nvp2p_sim: misuse"
 
 GDRDRV_KO=/gdr/modules/gdrdrv.ko
 SIM_KO=/gdr/modules/nvp2p_sim.ko
@@ -48,11 +54,18 @@ wanted() { # name
 	[ -z "$FILTER" ] || echo "$1" | grep -Eq "$FILTER"
 }
 
-# "prog case modes" for every case of every program.
+# "prog case modes" for every case of every program. A program that cannot list its cases
+# (a library missing from the initramfs, say) must not make them vanish: it fails as one.
+LIST_FAILURES=
 for prog in /gdr/tests/test_*; do
-	"$prog" --list | while read -r name modes; do
+	if ! "$prog" --list >/tmp/list.out 2>&1 || [ ! -s /tmp/list.out ]; then
+		LIST_FAILURES="$LIST_FAILURES $prog"
+		log "$prog --list failed: $(head -n 1 /tmp/list.out)" >&2
+		continue
+	fi
+	while read -r name modes; do
 		echo "$prog $name $modes"
-	done
+	done </tmp/list.out
 done >/tmp/cases
 
 cases_of() { # mode letter: "prog case" lines
@@ -101,7 +114,8 @@ check_after() {
 		return
 	fi
 	if [ "$sim_misuses" -gt "$base_misuses" ]; then
-		why="nvidia_p2p contract broken $((sim_misuses - base_misuses)) time(s) (nvp2p_sim: misuse in the console log)"
+		why="nvidia_p2p contract broken $((sim_misuses - base_misuses)) time(s)"
+		why="$why (nvp2p_sim: misuse in the console log)"
 	elif [ "$sim_pins" -gt "$base_pins" ]; then
 		why="$((sim_pins - base_pins)) pin(s) outstanding after the case ended"
 	elif [ "$sim_allocations" -gt "$base_allocs" ]; then
@@ -115,7 +129,8 @@ check_after() {
 
 verdict() { # name rc output-file [nocounts]
 	check_after "$4"
-	last=$(grep -v '^[[:space:]]*$' "$3" | tail -n 1 | sed -e 's/^FAIL: //' -e 's/^SKIP: //' | cut -c1-300)
+	last=$(grep -v '^[[:space:]]*$' "$3" | tail -n 1 | sed -e 's/^FAIL: //' -e 's/^SKIP: //' |
+		cut -c1-300)
 	if [ -n "$why" ]; then
 		say "fail $1 $why"
 	elif [ "$2" = 0 ]; then
@@ -131,7 +146,7 @@ run_prog_case() { # full-name prog case
 	wanted "$1" || return 0
 	say "begin $1"
 	log "=== $1"
-	timeout -s KILL $((CASE_TIMEOUT + 30)) "$2" "$3" >/tmp/case.out 2>&1
+	timeout -s KILL $((CASE_TIMEOUT + 30)) "$2" "$3" >/tmp/case.out 2>&1 3>&-
 	rc=$?
 	sed 's/^/  | /' /tmp/case.out
 	verdict "$1" $rc /tmp/case.out
@@ -183,7 +198,7 @@ load_gdrdrv() {
 HOLDER=
 unload_refused_while_open() {
 	rm -f /tmp/held
-	/gdr/bin/vmctl hold /tmp/held &
+	/gdr/bin/vmctl hold /tmp/held 3>&- &
 	HOLDER=$!
 	i=0
 	while [ ! -e /tmp/held ]; do
@@ -266,6 +281,9 @@ run_phase() { # phase
 
 log "kernel $(uname -r), $(nproc) CPU(s); case timeout ${CASE_TIMEOUT}s${FILTER:+, filter $FILTER}"
 plan
+for prog in $LIST_FAILURES; do
+	say "fail list/${prog##*/} cannot list its cases: $("$prog" --list 2>&1 | head -n 1 | cut -c1-200)"
+done
 # The boot's own messages are not any case's fault, but a splat there is worth seeing.
 dmesg -c | grep -E "$SPLAT" | sed 's/^/vm-tier: boot log: /'
 
@@ -287,6 +305,7 @@ run_phase nonpersistent
 
 run_shell_case sim/module_unload unload_sim
 say "done"
+exec 3>&-
 log "done"
 sync
 poweroff -f

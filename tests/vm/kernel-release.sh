@@ -4,13 +4,17 @@
 # /lib/modules/<release>/build directory and a /boot/vmlinuz-<release>. Prints nothing when
 # there is none. VM_KVER in the environment wins.
 set -u
-if [ -n "${VM_KVER:-}" ]; then
-	echo "$VM_KVER"
-	exit 0
-fi
 usable() {
 	[ -d "/lib/modules/$1/build" ] && [ -e "/boot/vmlinuz-$1" ]
 }
+if [ -n "${VM_KVER:-}" ]; then
+	if usable "$VM_KVER"; then
+		echo "$VM_KVER"
+	else
+		echo "VM_KVER=$VM_KVER: no /lib/modules/$VM_KVER/build or /boot/vmlinuz-$VM_KVER" >&2
+	fi
+	exit 0
+fi
 arch=$(dpkg --print-architecture 2>/dev/null || true)
 if [ -n "$arch" ]; then
 	dep=$(dpkg-query -W -f='${Depends}' "linux-headers-$arch" 2>/dev/null || true)

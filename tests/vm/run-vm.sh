@@ -8,7 +8,7 @@
 #   run-vm.sh --kernel VMLINUZ --initramfs CPIO --dir DIR [--skip REASON]
 # Environment: GDR_VM_TIMEOUT (whole run, s, default 270), GDR_VM_CASE_TIMEOUT (s, default 60),
 # GDR_VM_FILTER (ERE on case names, e.g. 'fork|unix'), GDR_VM_CPU (QEMU -cpu, default max),
-# GDR_VM_SMP (default 2), QEMU (default qemu-system-x86_64).
+# GDR_VM_SMP (default 2), GDR_VM_SEED (the fuzz cases' seed), QEMU (default qemu-system-x86_64).
 set -u
 
 kernel= initramfs= dir= skip_reason=
@@ -53,6 +53,7 @@ append="console=ttyS0,115200 rdinit=/init panic=-1 oops=panic softlockup_panic=1
 append+=" hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=30 slub_debug=FZP"
 append+=" page_poison=1 mitigations=off loglevel=6 gdr_timeout=$case_timeout"
 [ -n "$filter" ] && append+=" gdr_filter=$filter"
+[ -n "${GDR_VM_SEED:-}" ] && append+=" gdr_seed=$GDR_VM_SEED"
 
 start=$(date +%s)
 timeout -k 5 "$vm_timeout" "$qemu" -accel tcg -nographic -nodefaults -no-reboot \
@@ -142,6 +143,7 @@ if [ $failed = 1 ]; then
 		tail -n 12 "$console" 2>/dev/null | cut -c1-160 | sed 's/^/  /'
 	fi
 fi
-echo "VM tier: $(grep -c '^pass' "$dir/verdicts") passed, $(grep -c '^fail' "$dir/verdicts") failed," \
-	"$(grep -c '^skip' "$dir/verdicts") skipped in ${elapsed}s; guest console: $console"
+n() { grep -c "^$1" "$dir/verdicts"; }
+echo "VM tier: $(n pass) passed, $(n fail) failed, $(n skip) skipped in ${elapsed}s;" \
+	"guest console: $console"
 [ $failed = 0 ]

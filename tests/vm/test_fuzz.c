@@ -27,6 +27,7 @@ struct fuzz {
 	uint64_t size[NALLOCS];
 	uint64_t handles[NHANDLES];	/* live, stale or never valid */
 	struct { void *p; size_t len; } maps[NMAPS];
+	int ioctl_ok, pins, mmap_ok, revocations;	/* what the run reached, for the log */
 };
 
 static uint64_t rnd64(void)
@@ -125,7 +126,20 @@ static int fuzz_ioctl_once(struct fuzz *f, int i)
 
 	for (w = 0; w < 6; w++)
 		u.words[w] = random() % 3 ? 0 : rnd64();
-	if (cmd == GDRDRV_IOC_PIN_BUFFER) {
+	if ((cmd == GDRDRV_IOC_PIN_BUFFER || cmd == GDRDRV_IOC_PIN_BUFFER_V2) && random() % 2) {
+		/* Half the pins are well formed, so that mappings and revocations happen too. */
+		int a = random() % NALLOCS;
+		uint64_t pages = f->size[a] / GPU_PAGE, first = random() % pages;
+
+		u.pin2 = (struct gdrdrv_pin_buffer_v2_params){
+			.addr = f->va[a] + first * GPU_PAGE,
+			.size = (1 + random() % (pages - first)) * GPU_PAGE - random() % 2,
+		};
+		if (cmd == GDRDRV_IOC_PIN_BUFFER)
+			u.pin = (struct gdrdrv_pin_buffer_params){
+				.addr = u.pin2.addr, .size = u.pin2.size,
+			};
+	} else if (cmd == GDRDRV_IOC_PIN_BUFFER) {
 		u.pin.addr = pick_addr(f);
 		u.pin.size = pick_size();
 		u.pin.p2p_token = random() % 4 ? 0 : rnd64();
@@ -152,6 +166,7 @@ static int fuzz_ioctl_once(struct fuzz *f, int i)
 	else if (arg == f->page + 4096 - sizeof(u) / 2)
 		memcpy(arg, &u, sizeof(u) / 2);
 	err = vm_ioctl(f->fd, cmd, arg);
+	f->ioctl_ok += !err;
 	if (!errno_allowed(err))
 		return vm_fail("call %d: ioctl %#lx gave %s", i, cmd, vm_strerror(err));
 	if (!err && arg == f->page &&
@@ -161,6 +176,7 @@ static int fuzz_ioctl_once(struct fuzz *f, int i)
 			((struct gdrdrv_pin_buffer_v2_params *)f->page)->handle;
 		int slot = random() % NHANDLES;
 
+		f->pins++;
 		/* Keep the pin count bounded: the handle it replaces is unpinned half the time. */
 		if (random() % 2)
 			vm_raw_unpin(f->fd, f->handles[slot]);
@@ -206,8 +222,15 @@ static int fuzz_mmap_once(struct fuzz *f, int i)
 		off_t off = (off_t)(h * 4096);
 		void *p;
 
-		if (random() % 10 == 0)
+		if (random() % 2) {
+			/* A handle from a pin that worked, mapped from its start. */
+			off = (off_t)(f->handles[random() % NHANDLES] * 4096);
+			len = random() % 2 ? 4096 : GPU_PAGE;
+			prot = PROT_READ | PROT_WRITE;
+			flags = MAP_SHARED;
+		} else if (random() % 10 == 0) {
 			off = (off_t)(rnd64() & 0x7fffffffffff000ULL);
+		}
 		p = mmap(NULL, len, prot, flags, f->fd, off);
 		if (p == MAP_FAILED) {
 			if (!errno_allowed(errno) && errno != EACCES && errno != EOVERFLOW &&
@@ -218,6 +241,7 @@ static int fuzz_mmap_once(struct fuzz *f, int i)
 		}
 		f->maps[slot].p = p;
 		f->maps[slot].len = len;
+		f->mmap_ok++;
 		if (prot & PROT_WRITE)
 			vm_try_write32(p, (uint32_t)i);
 	}
@@ -234,7 +258,7 @@ static void fuzz_gpu_once(struct fuzz *f)
 		vm_inject(1 + random() % 2, random() % 2 ? ENOMEM : EINVAL);
 		return;
 	}
-	vm_free(f->va[i]);
+	f->revocations += vm_free(f->va[i]) == 0;
 	if (vm_alloc(GPU_PAGE * (1 + random() % 4), random() % 2 ? NVP2P_SIM_ALLOC_SCATTERED : 0,
 		     &a) == 0) {
 		f->va[i] = a.va;
@@ -249,7 +273,7 @@ static int fuzz(int calls, int mmap_share)
 	struct fuzz f = { 0 };
 	int i, ret;
 
-	vm_log("seed %#x (set VMTEST_SEED to repeat or change)", seed);
+	vm_log("seed %#x (GDR_VM_SEED=N on the host changes it)", seed);
 	srandom(seed);
 	f.fd = vm_gdrdrv_open();
 	CHECK(f.fd >= 0, "open");
@@ -285,7 +309,8 @@ static int fuzz(int calls, int mmap_share)
 			munmap(f.maps[i].p, f.maps[i].len);
 	}
 	close(f.fd);
-	vm_log("%d calls done", calls);
+	vm_log("%d calls: %d ioctls succeeded, %d pins, %d mmaps, %d frees under the pins", calls,
+	       f.ioctl_ok, f.pins, f.mmap_ok, f.revocations);
 	return VM_PASS;
 }
 

@@ -222,7 +222,7 @@ static int case_fuzz_ioctl(void)
 	int fd = vm_sim_fd(), i;
 
 	CHECK(fd >= 0, "no control device");
-	vm_log("seed %#x (set VMTEST_SEED to change)", seed);
+	vm_log("seed %#x (GDR_VM_SEED=N on the host changes it)", seed);
 	srandom(seed);
 	/* One usable page between two inaccessible ones: a READ of a random length into it
 	 * must stop at EFAULT, not run over this process's other memory. */

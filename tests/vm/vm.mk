@@ -59,7 +59,8 @@ $(VM_GDRDRV_KO): FORCE_VM_TIER
 endif
 
 ifneq ($(VM_KVER),)
-VM_RUN_ARGS := --kernel $(VM_KERNEL) --initramfs $(abspath $(VM_INITRAMFS)) --dir $(abspath $(VM_DIR))
+VM_RUN_ARGS := --kernel $(VM_KERNEL) --initramfs $(abspath $(VM_INITRAMFS)) \
+	--dir $(abspath $(VM_DIR))
 VM_BUILD := $(VM_INITRAMFS)
 else
 VM_RUN_ARGS := --skip "no kernel headers with a matching /boot/vmlinuz (apt-get install \
@@ -94,4 +95,5 @@ CHECK_TESTS += $(VM_TIER)
 CHECK_DEBS += qemu-system-x86 busybox-static linux-image-amd64 linux-headers-amd64 cpio kmod
 
 # Keep the objects of the chained test_% rule, or make deletes them after each link.
-.SECONDARY: $(patsubst $(VM_DIR)/bin/%,$(OBJ)/tests/vm/%.o,$(VM_TESTS)) $(OBJ)/tests/vm/vmtest_main.o
+.SECONDARY: $(patsubst $(VM_DIR)/bin/%,$(OBJ)/tests/vm/%.o,$(VM_TESTS)) \
+	$(OBJ)/tests/vm/vmtest_main.o

@@ -273,7 +273,8 @@ int vm_find_gdrdrv_fd(void)
 	return found;
 }
 
-static __thread sigjmp_buf *probe_env;
+/* volatile: only the signal handler reads it, so a compiler would drop or move the stores. */
+static __thread sigjmp_buf *volatile probe_env;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 
 /* A fault outside a probe is a real crash: die of it as if no handler were there. */

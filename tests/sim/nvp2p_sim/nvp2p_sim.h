@@ -46,8 +46,7 @@ struct sim_ctx {
 
 struct sim_alloc {
 	struct list_head node;		/* in sim.allocs */
-	struct list_head ctx_node;	/* in ctx->allocs */
-	struct sim_ctx *ctx;
+	struct list_head ctx_node;	/* in the allocating file's sim_ctx.allocs */
 	struct pid *owner;		/* thread group of the allocating process; a reference */
 	u64 va;
 	u64 size;			/* multiple of 64 KiB */
@@ -88,9 +87,10 @@ struct sim_pin {
 struct sim_state {
 	/*
 	 * Protects everything below and every sim_alloc's and sim_pin's list links, state and
-	 * counters. The only lock of the sim. Never held while a free callback runs, nor across
-	 * copy_{to,from}_user, so a callback may take any lock of its own and call back into the
-	 * sim (nvidia_p2p_free_page_table) without deadlock.
+	 * counters; the refcounts and atomics need it not. The sim's only lock, innermost: taken
+	 * under whatever a consumer holds when it calls nvidia_p2p_*, and never held while a free
+	 * callback runs or across copy_{to,from}_user, so a callback may take any lock of its own
+	 * and call back into the sim (nvidia_p2p_free_page_table) without deadlock.
 	 */
 	struct mutex lock;
 	struct list_head allocs;
@@ -117,7 +117,7 @@ struct sim_backing *sim_backing_create(u64 size, u32 flags);
 void sim_backing_get(struct sim_backing *b);
 void sim_backing_put(struct sim_backing *b);
 int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req);
-int sim_alloc_free(struct sim_ctx *ctx, u64 va);
+int sim_alloc_free(u64 va);
 void sim_ctx_release(struct sim_ctx *ctx);
 int sim_rw(u64 va, u64 len, void __user *buf, bool write);
 struct sim_alloc *sim_alloc_lookup_locked(u64 va, u64 len, struct pid *owner);

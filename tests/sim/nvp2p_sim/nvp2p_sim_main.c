@@ -55,19 +55,19 @@ static long sim_ioctl_alloc(struct sim_ctx *ctx, void __user *uarg)
 		return ret;
 	if (copy_to_user(uarg, &req, sizeof(req))) {
 		/* The caller cannot know the va: take the allocation back. */
-		sim_alloc_free(ctx, req.va);
+		sim_alloc_free(req.va);
 		return -EFAULT;
 	}
 	return 0;
 }
 
-static long sim_ioctl_free(struct sim_ctx *ctx, void __user *uarg)
+static long sim_ioctl_free(void __user *uarg)
 {
 	struct nvp2p_sim_free req;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	return sim_alloc_free(ctx, req.va);
+	return sim_alloc_free(req.va);
 }
 
 static long sim_ioctl_rw(void __user *uarg, bool write)
@@ -131,7 +131,7 @@ static long sim_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case NVP2P_SIM_IOC_ALLOC:
 		return sim_ioctl_alloc(ctx, uarg);
 	case NVP2P_SIM_IOC_FREE:
-		return sim_ioctl_free(ctx, uarg);
+		return sim_ioctl_free(uarg);
 	case NVP2P_SIM_IOC_WRITE:
 		return sim_ioctl_rw(uarg, true);
 	case NVP2P_SIM_IOC_READ:

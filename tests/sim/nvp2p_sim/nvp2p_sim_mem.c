@@ -160,7 +160,6 @@ int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req)
 	if (!a)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&a->pins);
-	a->ctx = ctx;
 	a->size = size;
 	a->flags = req->flags;
 	a->p2p_token = get_random_u64() | 1;
@@ -243,7 +242,7 @@ static void sim_alloc_destroy(struct sim_alloc *a)
 }
 
 /* As cudaFree: the caller's allocation that starts at va. */
-int sim_alloc_free(struct sim_ctx *ctx, u64 va)
+int sim_alloc_free(u64 va)
 {
 	LIST_HEAD(revoked);
 	struct sim_alloc *a;

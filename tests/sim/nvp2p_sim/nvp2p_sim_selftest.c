@@ -174,7 +174,7 @@ static int st_tokens_and_injection(u64 va, const struct nvp2p_sim_alloc *req)
 }
 
 /* Free the allocation under a persistent and a non-persistent pin; va is freed on return. */
-static int st_free_with_pins(struct sim_ctx *ctx, u64 va)
+static int st_free_with_pins(u64 va)
 {
 	struct nvidia_p2p_page_table *ppt = NULL, *stale;
 	struct st_cb cb = {};
@@ -183,7 +183,7 @@ static int st_free_with_pins(struct sim_ctx *ctx, u64 va)
 
 	if (nvidia_p2p_get_pages_persistent(va, SZ_64K, &ppt, 0)) {
 		pr_err("nvp2p_sim: selftest: get_pages_persistent failed\n");
-		sim_alloc_free(ctx, va);
+		sim_alloc_free(va);
 		return 1;
 	}
 	phys = ppt->pages[0]->physical_address;
@@ -194,7 +194,7 @@ static int st_free_with_pins(struct sim_ctx *ctx, u64 va)
 	}
 	stale = cb.table;
 
-	ST_CHECK(sim_alloc_free(ctx, va) == 0, "free failed\n");
+	ST_CHECK(sim_alloc_free(va) == 0, "free failed\n");
 	ST_CHECK(cb.fired == 1, "the free callback fired %d times\n", cb.fired);
 	ST_CHECK(cb.free_ret == 0, "free_page_table in the callback returned %d\n", cb.free_ret);
 	ST_CHECK(nvidia_p2p_put_pages(0, 0, va + SZ_64K, stale) == 0,
@@ -242,7 +242,7 @@ static int st_cacheable(struct sim_ctx *ctx)
 	} else {
 		ST_CHECK(0, "forced BAR1 on a coherent allocation failed\n");
 	}
-	sim_alloc_free(ctx, req.va);
+	sim_alloc_free(req.va);
 	return failures;
 }
 
@@ -269,7 +269,7 @@ int sim_selftest(struct sim_ctx *ctx)
 	failures += st_bad_arguments(req.va, &req);
 	failures += st_table(req.va);
 	failures += st_tokens_and_injection(req.va, &req);
-	failures += st_free_with_pins(ctx, req.va);
+	failures += st_free_with_pins(req.va);
 	failures += st_cacheable(ctx);
 	ST_CHECK(st_pins() == pins, "%llu pins before, %llu after\n", pins, st_pins());
 out:
