@@ -18,6 +18,9 @@ CROSS_COMPILE ?=
 ifeq ($(origin CC),default)
 CC := $(CROSS_COMPILE)gcc
 endif
+ifeq ($(origin CXX),default)
+CXX := $(CROSS_COMPILE)g++
+endif
 AR := $(CROSS_COMPILE)ar
 
 ifeq ($(V),1)
@@ -69,6 +72,7 @@ include src/lib.mk
 -include $(sort $(wildcard tools/*.mk))
 -include $(sort $(wildcard tests/*/*.mk))
 -include $(sort $(wildcard kernel/*.mk))
+-include $(sort $(wildcard packaging/*.mk))
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -93,4 +97,4 @@ run:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(OBJ) -name '*.d' -type f 2>/dev/null)

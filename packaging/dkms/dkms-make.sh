@@ -1,0 +1,33 @@
+#!/bin/sh
+# DKMS's build of gdrdrv for one kernel (MAKE[0] in dkms.conf; the prebuilt kmod RPM uses it
+# too): kernel/Makefile against NVIDIA's own nv-p2p.h when the NVIDIA driver's sources are
+# installed, so that gdrdrv's imports carry the symbol versions of the nvidia.ko it will bind to;
+# otherwise against gdrdrv's declarations in nvidia/.
+#   dkms-make.sh KERNEL_BUILD_DIR KERNEL_RELEASE [MAKE_ARGUMENTS...]
+set -eu
+kdir=$1
+kver=$2
+shift 2
+
+# NVIDIA's DKMS trees are /usr/src/nvidia-<version> (Debian: nvidia-current-<version>). Prefer the
+# version of the nvidia module installed for this kernel, else the newest tree.
+nv_version=$(modinfo -k "$kver" -F version nvidia 2>/dev/null ||
+	modinfo -k "$kver" -F version nvidia-current 2>/dev/null || true)
+newest=
+matching=
+for dir in $(ls -d /usr/src/nvidia-*/nvidia /usr/src/kernel-modules/nvidia-*/nvidia 2>/dev/null |
+	sort -V); do
+	[ -f "$dir/nv-p2p.h" ] || continue
+	newest=$dir
+	case $dir in
+	*-"$nv_version"/nvidia) [ -n "$nv_version" ] && matching=$dir ;;
+	esac
+done
+nv_src=${matching:-$newest}
+
+if [ -n "$nv_src" ]; then
+	echo "gdrdrv: building against $nv_src/nv-p2p.h"
+	exec make KDIR="$kdir" NVIDIA_SRC_DIR="$nv_src" "$@"
+fi
+echo "gdrdrv: no NVIDIA driver sources in /usr/src; building against gdrdrv's own nv-p2p.h"
+exec make KDIR="$kdir" "$@"

@@ -1,0 +1,13 @@
+# The packages end to end (tests/pkg/test_packages.sh): make deb, lintian, dpkg -i on this
+# machine (as root, when nothing it would replace is installed), a pkg-config client, DKMS,
+# removal, make rpm and the RPMs' file lists.
+PKG_TEST := $(BUILD)/tests/pkg/test_packages
+
+$(PKG_TEST): tests/pkg/test_packages.sh
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s %s %s %s\n' $(abspath $<) $(CURDIR) $(abspath $(BUILD)) \
+		$(abspath $(CUDA)) >$@ && chmod +x $@
+
+check-build: $(PKG_TEST)
+CHECK_TESTS += $(PKG_TEST)
+CHECK_DEBS += dpkg-dev debhelper dh-dkms dkms lintian rpm pkg-config man-db kmod binutils

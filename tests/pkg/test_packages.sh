@@ -1,0 +1,301 @@
+#!/bin/bash
+# The packages, end to end: make deb, lintian, install the .debs into this machine with dpkg, a
+# client built with pkg-config, the installed tools and man pages, gdrdrv built by DKMS against
+# the installed kernel headers, removal; then make rpm and the RPMs' file lists. One result
+# line per step.
+#   test_packages.sh SRCDIR BUILD CUDA
+# Installing changes this machine (CI's is a throwaway one), so it happens only as root and only
+# when none of these packages, nor NVIDIA GDRCopy's, is installed already; GDR_TEST_NO_INSTALL=1
+# leaves it out.
+set -u
+src=$1 build=$2 cuda=$3
+version=$(awk '/^#define GDR_API_(MAJOR|MINOR)_VERSION/ {v = v sep $3; sep = "."} END {print v}' \
+	"$src/include/gdrapi.h")
+results=${GDR_TEST_RESULTS:-/dev/null}
+logs=$build/tests/pkg
+failed=0
+mkdir -p "$logs"
+
+result() { # verdict case detail
+	echo "$1 $2 ${3:-}" >>"$results"
+	echo "$1 $2 ${3:-}"
+	[ "$1" = fail ] && failed=1
+	return 0
+}
+
+# A clean make: nothing of the make check that runs this (CC=clang, BUILD=...) may leak in.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+mk() { make --no-print-directory -C "$src" BUILD="$build" CUDA="$cuda" "$@"; }
+
+have_module=0
+[ -n "$(ls "$src"/kernel/*.c 2>/dev/null)" ] && have_module=1
+exports="gdr_close gdr_copy_from_mapping gdr_copy_to_mapping gdr_driver_get_version
+gdr_get_attribute gdr_get_callback_flag gdr_get_info gdr_get_info_v2 gdr_get_mapping_type_string
+gdr_map gdr_map_v2 gdr_open gdr_pin_buffer gdr_pin_buffer_v2 gdr_runtime_get_version gdr_unmap
+gdr_unpin_buffer"
+
+# The newest kernel whose build tree (headers) is installed, for DKMS and the prebuilt kmod.
+kver=
+for b in /lib/modules/*/build; do
+	[ -e "$b/include" ] && kver=$(basename "$(dirname "$b")")
+done
+
+# want LIST_FILE PATH...: each PATH (a grep -E pattern, anchored) is in the list.
+want() {
+	local list=$1 p miss=
+	shift
+	for p in "$@"; do
+		grep -qE "^$p\$" "$list" || miss="$miss $p"
+	done
+	[ -z "$miss" ] || { echo "missing:$miss"; return 1; }
+}
+
+# ---- Debian packages -------------------------------------------------------------------------
+deb_dir=$build/deb
+debs=()
+if ! command -v dpkg-buildpackage >/dev/null; then
+	result skip deb-build "dpkg-buildpackage is not installed (make deps)"
+elif mk deb >"$logs/deb-build.log" 2>&1; then
+	for p in libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms; do
+		f=$(ls "$deb_dir/${p}_$version"-*.deb 2>/dev/null | head -n 1)
+		[ -n "$f" ] && debs+=("$f")
+	done
+	expect=$((3 + have_module))
+	if [ ${#debs[@]} = "$expect" ]; then
+		result pass deb-build "${debs[*]##*/}"
+	else
+		result fail deb-build "made ${#debs[@]} of the $expect packages: ${debs[*]##*/}"
+	fi
+else
+	result fail deb-build "$(grep -m 1 -iE 'error|missing' "$logs/deb-build.log")"
+	tail -n 20 "$logs/deb-build.log"
+fi
+
+deb_of() { # package name: its .deb
+	local f
+	for f in "${debs[@]}"; do
+		case ${f##*/} in "$1"_*) echo "$f"; return 0 ;; esac
+	done
+	return 1
+}
+
+if [ ${#debs[@]} -gt 0 ]; then
+	ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+	bad=
+	for f in "${debs[@]}"; do
+		dpkg-deb -c "$f" | awk '{print $6}' | sed 's|^\./|/|; s|/$||' >"$logs/${f##*/}.files"
+	done
+	l=$logs/$(basename "$(deb_of libgdrapi2)").files
+	why=$(want "$l" "/usr/lib/$ma/libgdrapi.so.2.6" "/usr/lib/$ma/libgdrapi.so.2") || bad="$bad libgdrapi2 $why;"
+	grep -q 'libgdrapi.so$' "$l" && bad="$bad libgdrapi2 has the libgdrapi.so link;"
+	l=$logs/$(basename "$(deb_of libgdrapi-dev)").files
+	why=$(want "$l" /usr/include/gdrapi.h "/usr/lib/$ma/libgdrapi.so" "/usr/lib/$ma/libgdrapi.a" \
+		"/usr/lib/$ma/pkgconfig/gdrapi.pc" /usr/share/man/man7/gdrapi.7.gz \
+		$(for s in $exports; do echo "/usr/share/man/man3/$s.3.gz"; done)) || bad="$bad libgdrapi-dev $why;"
+	l=$logs/$(basename "$(deb_of gdrcopy-tools)").files
+	why=$(want "$l" /usr/bin/gdrcopy_info /usr/share/man/man1/gdrcopy_info.1.gz) || bad="$bad gdrcopy-tools $why;"
+	for t in sanity copybw copylat apiperf; do
+		if grep -q "^/usr/bin/gdrcopy_$t$" "$l"; then
+			why=$(want "$l" "/usr/bin/$t" "/usr/share/man/man1/gdrcopy_$t.1.gz") || bad="$bad gdrcopy-tools $why;"
+		fi
+	done
+	if [ "$have_module" = 1 ]; then
+		l=$logs/$(basename "$(deb_of gdrdrv-dkms)").files
+		why=$(want "$l" "/usr/src/gdrdrv-$version/dkms.conf" "/usr/src/gdrdrv-$version/Makefile" \
+			"/usr/src/gdrdrv-$version/dkms-make.sh" \
+			"/usr/src/gdrdrv-$version/Kbuild" "/usr/src/gdrdrv-$version/include/uapi/gdrdrv.h" \
+			"/usr/src/gdrdrv-$version/nvidia/nv-p2p.h" /lib/modprobe.d/gdrdrv.conf \
+			/usr/share/man/man4/gdrdrv.4.gz) || bad="$bad gdrdrv-dkms $why;"
+		grep -qE '\.(o|ko|cmd)$|kernel\.mk$' "$l" && bad="$bad gdrdrv-dkms has build outputs;"
+		depends=$(dpkg-deb -f "$(deb_of gdrdrv-dkms)" Depends)
+		case $depends in *dkms*) ;; *) bad="$bad gdrdrv-dkms does not depend on dkms;" ;; esac
+	fi
+	symbols=$(dpkg-deb -I "$(deb_of libgdrapi2)" symbols | awk '/@Base/ {sub(/@Base/, "", $1); print $1}' | sort)
+	[ "$symbols" = "$(printf '%s\n' $exports)" ] || bad="$bad libgdrapi2's symbols file differs from the exports;"
+	depends=$(dpkg-deb -f "$(deb_of gdrcopy-tools)" Depends)
+	case $depends in *libcuda*|*nvidia*) bad="$bad gdrcopy-tools depends on '$depends';" ;; esac
+	if [ -z "$bad" ]; then result pass deb-contents; else result fail deb-contents "$bad"; fi
+
+	if command -v lintian >/dev/null; then
+		lintian --no-tag-display-limit "$deb_dir"/*.changes >"$logs/lintian.log" 2>&1
+		errors=$(grep -c '^E:' "$logs/lintian.log")
+		tags=$(grep -E '^[EW]:' "$logs/lintian.log" | awk '{print $3}' | sort -u | tr '\n' ' ')
+		if [ "$errors" = 0 ]; then
+			result pass lintian "${tags:+warnings: $tags}"
+		else
+			result fail lintian "$errors errors: $tags"
+		fi
+	else
+		result skip lintian "lintian is not installed"
+	fi
+fi
+
+# ---- Installed on this machine ---------------------------------------------------------------
+installed() { dpkg-query -W -f '${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^ii'; }
+no_install=
+if [ ${#debs[@]} = 0 ]; then
+	no_install="no packages were built"
+elif [ "${GDR_TEST_NO_INSTALL:-0}" = 1 ]; then
+	no_install="GDR_TEST_NO_INSTALL=1"
+elif [ "$(id -u)" != 0 ]; then
+	no_install="installing with dpkg needs root"
+else
+	for p in libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms libgdrapi gdrcopy-tests gdrcopy; do
+		installed "$p" && no_install="$p is installed on this machine already; it is left alone"
+	done
+	[ "$have_module" = 1 ] && ! command -v dkms >/dev/null && no_install="dkms is not installed"
+fi
+
+install_cases="deb-install client client-static installed-tools modprobe-config dkms-build deb-remove"
+if [ -n "$no_install" ]; then
+	for c in $install_cases; do result skip "$c" "$no_install"; done
+else
+	pkgs=()
+	for f in "${debs[@]}"; do pkgs+=("$(dpkg-deb -f "$f" Package)"); done
+	trap 'dpkg --purge "${pkgs[@]}" >/dev/null 2>&1' EXIT
+	if dpkg -i "${debs[@]}" >"$logs/deb-install.log" 2>&1; then
+		result pass deb-install
+	else
+		result fail deb-install "$(grep -m 1 -E 'error|dpkg:' "$logs/deb-install.log")"
+	fi
+
+	cc=${CC:-cc}
+	tmp=$(mktemp -d)
+	# shellcheck disable=SC2046
+	if ! flags=$(pkg-config --cflags --libs gdrapi 2>&1); then
+		result fail client "pkg-config --cflags --libs gdrapi: $flags"
+	elif ! $cc -Wall -Werror -o "$tmp/client" "$src/tests/pkg/client.c" $flags >"$tmp/cc.log" 2>&1; then
+		result fail client "$(head -n 1 "$tmp/cc.log")"
+	elif ! out=$("$tmp/client" 2>&1); then
+		result fail client "$out"
+	elif ! ldd "$tmp/client" | grep -qE "libgdrapi.so.2 => /(usr/)?lib/"; then
+		result fail client "not bound to the installed library: $(ldd "$tmp/client" | grep gdrapi)"
+	else
+		result pass client "$out"
+	fi
+	# The static library with what gdrapi.pc says it needs.
+	if ! out=$($cc -Wall -Werror -o "$tmp/client-static" "$src/tests/pkg/client.c" \
+		$(pkg-config --cflags gdrapi) -Wl,-Bstatic -lgdrapi -Wl,-Bdynamic \
+		$(pkg-config --static --libs gdrapi | sed 's/-lgdrapi//; s/-L[^ ]*//g') 2>&1); then
+		result fail client-static "$out"
+	elif readelf -d "$tmp/client-static" | grep -q 'NEEDED.*libgdrapi'; then
+		result fail client-static "linked the shared library"
+	elif ! out=$("$tmp/client-static" 2>&1); then
+		result fail client-static "$out"
+	else
+		result pass client-static
+	fi
+	rm -rf "$tmp"
+
+	bad=
+	/usr/bin/gdrcopy_info >"$logs/gdrcopy_info.log" 2>&1 || bad="$bad gdrcopy_info exited $?;"
+	for t in /usr/bin/gdrcopy_*; do
+		runpath=$(readelf -d "$t" | grep -E 'RUNPATH|RPATH')
+		[ -z "$runpath" ] || bad="$bad $t has $runpath;"
+	done
+	for page in gdr_open gdr_map_v2 gdrapi gdrcopy_info $([ "$have_module" = 1 ] && echo gdrdrv); do
+		man -w "$page" >/dev/null 2>&1 || bad="$bad man $page not found;"
+	done
+	if [ -z "$bad" ]; then result pass installed-tools; else result fail installed-tools "$bad"; fi
+
+	if [ "$have_module" = 0 ]; then
+		result skip modprobe-config "gdrdrv's sources are not in kernel/ yet"
+		result skip dkms-build "gdrdrv's sources are not in kernel/ yet"
+	else
+		if modprobe -c 2>/dev/null | grep -q '^softdep nvidia post: gdrdrv'; then
+			result pass modprobe-config "softdep nvidia post: gdrdrv"
+		else
+			result fail modprobe-config "modprobe -c shows no 'softdep nvidia post: gdrdrv'"
+		fi
+		if [ -z "$kver" ]; then
+			result skip dkms-build "no kernel headers installed (linux-headers-$(dpkg --print-architecture))"
+		else
+			dkms build -m gdrdrv -v "$version" -k "$kver" >"$logs/dkms-build.log" 2>&1
+			ko=$(find "/var/lib/dkms/gdrdrv/$version/$kver" -name 'gdrdrv.ko*' 2>/dev/null | head -n 1)
+			if [ -z "$ko" ]; then
+				result fail dkms-build "dkms build for $kver: $(grep -m 1 -iE 'error' "$logs/dkms-build.log")"
+				tail -n 20 "$logs/dkms-build.log"
+				find /var/lib/dkms/gdrdrv -name make.log -exec tail -n 20 {} \;
+			elif [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" != "$kver" ]; then
+				result fail dkms-build "$ko is not for $kver: $(modinfo -F vermagic "$ko")"
+			else
+				result pass dkms-build "$kver"
+			fi
+		fi
+	fi
+
+	if ! dpkg --purge "${pkgs[@]}" >"$logs/deb-remove.log" 2>&1; then
+		result fail deb-remove "$(grep -m 1 -E 'error|dpkg:' "$logs/deb-remove.log")"
+	else
+		trap - EXIT
+		left=
+		for p in "${pkgs[@]}"; do installed "$p" && left="$left $p"; done
+		[ -e "/usr/lib/$ma/libgdrapi.so.2" ] && left="$left /usr/lib/$ma/libgdrapi.so.2"
+		[ -e "/usr/src/gdrdrv-$version" ] && left="$left /usr/src/gdrdrv-$version"
+		command -v dkms >/dev/null && [ -n "$(dkms status gdrdrv 2>/dev/null)" ] && left="$left dkms:gdrdrv"
+		if [ -z "$left" ]; then result pass deb-remove; else result fail deb-remove "left:$left"; fi
+	fi
+fi
+
+# ---- RPMs --------------------------------------------------------------------------------------
+if ! command -v rpmbuild >/dev/null; then
+	result skip rpm-build "rpmbuild is not installed (Debian: rpm)"
+	result skip rpm-files "rpmbuild is not installed"
+else
+	kmod_args=()
+	kmod_note="without the prebuilt kmod: "
+	if [ "$have_module" = 0 ]; then
+		kmod_note+="gdrdrv's sources are not in kernel/ yet"
+	elif [ -z "$kver" ]; then
+		kmod_note+="no kernel headers"
+	else
+		kmod_args=(KMOD=1 "KVER=$kver")
+		kmod_note="with gdrcopy-kmod-$kver"
+	fi
+	if mk rpm "${kmod_args[@]}" >"$logs/rpm-build.log" 2>&1; then
+		result pass rpm-build "$kmod_note"
+		rpm_dir=$build/rpm/RPMS
+		libdir=$(rpm --eval '%{_libdir}')
+		bad=
+		list() { # package file name pattern: its file list in $logs
+			local f
+			f=$(ls $rpm_dir/*/$1 2>/dev/null | head -n 1)
+			[ -n "$f" ] || { echo "no $1"; return 1; }
+			rpm -qlp "$f" >"$logs/$1.files" 2>/dev/null
+			echo "$logs/$1.files"
+		}
+		if l=$(list "gdrcopy-$version-*.rpm"); then
+			why=$(want "$l" /usr/bin/gdrcopy_info "$libdir/libgdrapi.so.2.6" "$libdir/libgdrapi.so.2" \
+				"$libdir/libgdrapi.so" "/usr/share/man/man1/gdrcopy_info.1(.gz)?") || bad="$bad gdrcopy $why;"
+		else bad="$bad $l;"; fi
+		if l=$(list "gdrcopy-devel-$version-*.rpm"); then
+			why=$(want "$l" /usr/include/gdrapi.h "$libdir/libgdrapi.a" "$libdir/pkgconfig/gdrapi.pc" \
+				"/usr/share/man/man7/gdrapi.7(.gz)?" \
+				$(for s in $exports; do echo "/usr/share/man/man3/$s.3(.gz)?"; done)) || bad="$bad gdrcopy-devel $why;"
+		else bad="$bad $l;"; fi
+		if [ "$have_module" = 1 ]; then
+			if l=$(list "gdrcopy-kmod-$version-*dkms*.noarch.rpm"); then
+				why=$(want "$l" "/usr/src/gdrdrv-$version/dkms.conf" "/usr/src/gdrdrv-$version/Makefile" \
+					"/usr/src/gdrdrv-$version/dkms-make.sh" \
+					"/usr/src/gdrdrv-$version/Kbuild" "/usr/lib/modprobe.d/gdrdrv.conf" \
+					"/usr/share/man/man4/gdrdrv.4(.gz)?") || bad="$bad gdrcopy-kmod $why;"
+				grep -qE '\.(o|ko|cmd)$|kernel\.mk$' "$l" && bad="$bad gdrcopy-kmod has build outputs;"
+			else bad="$bad $l;"; fi
+			if [ ${#kmod_args[@]} -gt 0 ]; then
+				if l=$(list "gdrcopy-kmod-$kver-$version-*.rpm"); then
+					why=$(want "$l" "/lib/modules/$kver/extra/gdrdrv.ko") || bad="$bad gdrcopy-kmod-$kver $why;"
+				else bad="$bad $l;"; fi
+			fi
+		fi
+		if [ -z "$bad" ]; then
+			result pass rpm-files "$(cd "$rpm_dir" && ls */*.rpm | tr '\n' ' ')"
+		else
+			result fail rpm-files "$bad"
+		fi
+	else
+		result fail rpm-build "$(grep -m 1 -iE 'error' "$logs/rpm-build.log")"
+		tail -n 20 "$logs/rpm-build.log"
+		result skip rpm-files "no RPMs"
+	fi
+fi
+exit "$failed"
