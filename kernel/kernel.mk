@@ -9,8 +9,9 @@ GDRDRV_OUT ?= $(BUILD)/kernel
 GDRDRV_KO = $(GDRDRV_OUT)/gdrdrv.ko
 NVIDIA_SRC_DIR ?=
 
-# Debian: headers for the kernel flavour of this architecture; modinfo and insmod for tests.
-BUILD_DEBS += linux-headers-$(shell dpkg --print-architecture 2>/dev/null || echo amd64) kmod
+# Debian: headers for the kernel flavour of this architecture (the tests build against them; plain
+# "make" builds the module only where the running kernel has its headers); modinfo and insmod.
+CHECK_DEBS += linux-headers-$(shell dpkg --print-architecture 2>/dev/null || echo amd64) kmod
 
 # The kernel's build decides its own compiler and flags: keep this build's CC=, CFLAGS= and the
 # like away from it, and pass on only what kbuild takes from a command line.
