@@ -405,6 +405,13 @@ static void unix_sock_shared_fd(enum sanity_mem mem, int pin_case)
 	ctx_fini(&c);
 }
 
+/*
+ * GDRCopy's library drops gdr_pin_buffer's tokens (it sends PIN_BUFFER_V2), so its child fails
+ * as the memory is not its own. This library passes them to gdrdrv (gdr_pin_buffer(3)): with
+ * persistent mappings gdrdrv refuses them, without it hands them to nvidia_p2p, for which tokens
+ * are what lets another process pin. So the child must fail without tokens in both modes, and
+ * with them under persistent mappings; a non-persistent pin with the tokens may succeed.
+ */
 static void fork_child_gdr_pin_parent_with_tokens(void)
 {
 	CUDA_POINTER_ATTRIBUTE_P2P_TOKENS tokens;
@@ -427,8 +434,17 @@ static void fork_child_gdr_pin_parent_with_tokens(void)
 		g = gdr_open();
 		if (!g)
 			sanity_fail("gdr_open in the fork child failed");
-		if (gdr_pin_buffer(g, b.ptr, b.size, tokens.p2pToken, tokens.vaSpaceToken, &mh) == 0)
-			sanity_fail("the fork child pinned the parent's memory with its tokens");
+		if (gdr_pin_buffer_v2(g, b.ptr, b.size, GDR_PIN_FLAG_DEFAULT, &mh) == 0)
+			sanity_fail("the fork child pinned the parent's memory without tokens");
+		if (gdr_pin_buffer(g, b.ptr, b.size, tokens.p2pToken, tokens.vaSpaceToken,
+				   &mh) == 0) {
+			if (sanity_plat->persistent)
+				sanity_fail("the fork child pinned the parent's memory with its "
+					    "tokens under persistent mappings");
+			sanity_log("the fork child pinned with the parent's tokens "
+				   "(non-persistent gdrdrv hands them to nvidia_p2p)");
+			SANITY_RET(gdr_unpin_buffer(g, mh), 0);
+		}
 		gdr_close(g);
 		_exit(0);
 	}

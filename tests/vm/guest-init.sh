@@ -14,6 +14,11 @@
 # the end. Everything else goes to the console, the first serial port, which run-vm.sh keeps.
 # Kernel command line: gdr_timeout=S per case (default 60), gdr_filter=ERE to run only the
 # cases whose full name matches, gdr_seed=N for the fuzz cases.
+#
+# In each gdrdrv phase, after the kernel-tier cases, every case of gdrcopy_sanity (extended
+# ones included) runs as one more case, sanity_PHASE:NAME, one process each (gdrcopy_sanity -t
+# NAME) so the same kernel log and counter checks apply to it. It runs on the simulated CUDA
+# driver in nvp2p mode: its cuMemAlloc memory is nvp2p_sim memory that gdrdrv pins.
 
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -49,6 +54,9 @@ SPLAT="$SPLAT|stack-protector|double fault|nvp2p_sim: misuse"
 
 GDRDRV_KO=/gdr/modules/gdrdrv.ko
 SIM_KO=/gdr/modules/nvp2p_sim.ko
+SANITY=/gdr/bin/gdrcopy_sanity
+# The simulated CUDA driver, its cuMemAlloc memory from nvp2p_sim, for gdrcopy_sanity only.
+SANITY_ENV="LD_LIBRARY_PATH=/gdr/simcuda:/gdr/lib GDRCOPY_SIM_CUDA_NVP2P=/dev/nvp2p_sim"
 
 wanted() { # name
 	[ -z "$FILTER" ] || echo "$1" | grep -Eq "$FILTER"
@@ -72,6 +80,20 @@ cases_of() { # mode letter: "prog case" lines
 	awk -v m="$1" 'index($3, m) { print $1, $2 }' /tmp/cases
 }
 
+# gdrcopy_sanity's cases, regular and extended (-l indents each name by four spaces).
+: >/tmp/sanity_cases
+SANITY_LIST_FAILURE=
+if [ -x $SANITY ]; then
+	if env $SANITY_ENV $SANITY -l >/tmp/list.out 2>&1; then
+		sed -n 's/^    \([a-z0-9_]*\)$/\1/p' /tmp/list.out >/tmp/sanity_cases
+	fi
+	if [ ! -s /tmp/sanity_cases ]; then
+		SANITY_LIST_FAILURE="fail list/gdrcopy_sanity cannot list its cases:"
+		SANITY_LIST_FAILURE="$SANITY_LIST_FAILURE $(head -n 1 /tmp/list.out | cut -c1-200)"
+		log "$SANITY -l failed: $(head -n 1 /tmp/list.out)" >&2
+	fi
+fi
+
 SIM_PHASE_CASES="module_load"
 GDRDRV_PHASE_CASES="module_load"
 GDRDRV_TAIL_CASES="module_unload_refused_while_open module_unload_after_kill"
@@ -85,6 +107,9 @@ plan() {
 		cases_of "$letter" | while read -r prog name; do
 			wanted "$phase/$name" && say "plan $phase/$name"
 		done
+		while read -r name; do
+			wanted "sanity_$phase:$name" && say "plan sanity_$phase:$name"
+		done </tmp/sanity_cases
 		for n in $GDRDRV_TAIL_CASES; do wanted "$phase/$n" && say "plan $phase/$n"; done
 	done
 	wanted sim/module_unload && say "plan sim/module_unload"
@@ -152,6 +177,30 @@ run_prog_case() { # full-name prog case
 	verdict "$1" $rc /tmp/case.out
 }
 
+# gdrcopy_sanity's verdict for one case (its --results line) becomes the exit status and last
+# output line that verdict wants.
+run_sanity_case() { # full-name case
+	wanted "$1" || return 0
+	say "begin $1"
+	log "=== $1"
+	rm -f /tmp/sanity.res
+	timeout -s KILL $((CASE_TIMEOUT + 30)) env $SANITY_ENV $SANITY -t "$2" \
+		--results /tmp/sanity.res >/tmp/case.out 2>&1 3>&-
+	rc=$?
+	sed 's/^/  | /' /tmp/case.out
+	res=$(grep -m 1 " $2\( \|\$\)" /tmp/sanity.res 2>/dev/null)
+	word=${res%% *}
+	reason=$(echo "$res" | cut -d' ' -f3-)
+	case "$word" in
+	pass) [ $rc = 0 ] || echo "FAIL: gdrcopy_sanity passed $2 but exited $rc" >>/tmp/case.out ;;
+	skip) echo "waived: $reason" >>/tmp/case.out; [ $rc = 0 ] && rc=77 ;;
+	fail) echo "$reason" >>/tmp/case.out; [ $rc = 0 ] && rc=1 ;;
+	*) echo "gdrcopy_sanity exited $rc without a verdict for $2" >>/tmp/case.out
+	   [ $rc = 0 ] && rc=1 ;;
+	esac
+	verdict "$1" $rc /tmp/case.out
+}
+
 # Module cases run even when the filter leaves them out: later cases need what they do.
 run_shell_case() { # full-name function [nocounts]
 	wanted "$1" && say "begin $1"
@@ -173,6 +222,9 @@ skip_phase() { # phase reason [loaded]: skip the phase's cases (but its load if 
 	cases_of "$(echo "$1" | cut -c1)" | while read -r prog name; do
 		wanted "$1/$name" && say "skip $1/$name $2"
 	done
+	while read -r name; do
+		wanted "sanity_$1:$name" && say "skip sanity_$1:$name $2"
+	done </tmp/sanity_cases
 	for n in $GDRDRV_TAIL_CASES; do wanted "$1/$n" && say "skip $1/$n $2"; done
 }
 
@@ -271,6 +323,9 @@ run_phase() { # phase
 	while read -r prog name; do
 		run_prog_case "$phase/$name" "$prog" "$name"
 	done </tmp/phase_cases
+	while read -r name; do
+		run_sanity_case "sanity_$phase:$name" "$name"
+	done </tmp/sanity_cases
 	run_shell_case $phase/module_unload_refused_while_open unload_refused_while_open nocounts
 	run_shell_case $phase/module_unload_after_kill unload_after_kill
 	# Whatever happened, the next phase needs gdrdrv unloaded.
@@ -284,6 +339,7 @@ plan
 for prog in $LIST_FAILURES; do
 	say "fail list/${prog##*/} cannot list its cases: $("$prog" --list 2>&1 | head -n 1 | cut -c1-200)"
 done
+[ -n "$SANITY_LIST_FAILURE" ] && say "$SANITY_LIST_FAILURE"
 # The boot's own messages are not any case's fault, but a splat there is worth seeing.
 dmesg -c | grep -E "$SPLAT" | sed 's/^/vm-tier: boot log: /'
 

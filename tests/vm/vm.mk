@@ -1,6 +1,7 @@
 # Tier 2, the VM tier: nvp2p_sim.ko (tests/sim/nvp2p_sim) and gdrdrv.ko built against the
 # distribution kernel's headers, the kernel-tier test programs (tests/vm/test_*.c), and an
-# initramfs holding them; $(VM_TIER) boots it under QEMU/TCG (tests/vm/run-vm.sh) and reports
+# initramfs holding them, and gdrcopy_sanity with the simulated CUDA driver (tests/sim/cuda, in
+# its nvp2p mode in the guest); $(VM_TIER) boots it under QEMU/TCG (tests/vm/run-vm.sh) and reports
 # one result per case. Where there are no headers or no kernel image the tier skips.
 #
 # gdrdrv.ko comes from kernel/kernel.mk's "modules" target, built for this kernel into
@@ -68,12 +69,18 @@ linux-headers-amd64 linux-image-amd64)"
 VM_BUILD :=
 endif
 
+# gdrcopy_sanity finds libgdrapi in /gdr/lib and the simulated libcuda.so.1 in /gdr/simcuda
+# through LD_LIBRARY_PATH (its RUNPATH is $$ORIGIN/../lib).
+VM_SANITY := $(TOOLS_BIN)/gdrcopy_sanity
+
 $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VMCTL) \
-		$(LIB_SHARED) $(NVP2P_SIM_KO) $(VM_GDRDRV_KO)
+		$(LIB_SHARED) $(NVP2P_SIM_KO) $(VM_GDRDRV_KO) $(VM_SANITY) $(SIM_CUDA_LIB)
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)tests/vm/mkinitramfs.sh $@ tests/vm/guest-init.sh $(LIB_DIR) \
 		$(LIB_DIR)/$(LIB_SONAME)=/gdr/lib/$(LIB_SONAME) \
 		$(VMCTL)=/gdr/bin/vmctl \
+		$(VM_SANITY)=/gdr/bin/gdrcopy_sanity \
+		$(SIM_CUDA_LIB)=/gdr/simcuda/libcuda.so.1 \
 		$(foreach t,$(VM_TESTS),$(t)=/gdr/tests/$(notdir $(t))) \
 		$(NVP2P_SIM_KO)=/gdr/modules/nvp2p_sim.ko \
 		$(if $(VM_GDRDRV_KO),$(VM_GDRDRV_KO)=/gdr/modules/gdrdrv.ko)

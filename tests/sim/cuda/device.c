@@ -187,6 +187,12 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (attr_override(attrib, pi))
 		return CUDA_SUCCESS;
+	/* nvp2p mode backs cuMemAlloc only: VMM memory is host memory nvidia_p2p cannot pin. */
+	if (attrib == CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED &&
+	    sim_nvp2p_mode()) {
+		*pi = 0;
+		return CUDA_SUCCESS;
+	}
 	if (attrib == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) {
 		*pi = 6 + dev;
 		return CUDA_SUCCESS;

@@ -46,6 +46,7 @@ static void config_read(void)
 	const char *backing = getenv("GDRCOPY_SIM_CUDA_BACKING");
 	const char *hide = getenv("GDRCOPY_SIM_CUDA_HIDE");
 	const char *attrs = getenv("GDRCOPY_SIM_CUDA_ATTR");
+	const char *nvp2p = getenv("GDRCOPY_SIM_CUDA_NVP2P");
 
 	config.driver_version = env_int("GDRCOPY_SIM_CUDA_VERSION", 13000);
 	config.device_count = env_int("GDRCOPY_SIM_CUDA_DEVICES", 1);
@@ -64,6 +65,7 @@ static void config_read(void)
 	/* Commas on both ends, so a lookup is a search for ",name,". */
 	snprintf(config.hidden, sizeof(config.hidden), ",%s,", hide ? hide : "");
 	snprintf(config.attr_overrides, sizeof(config.attr_overrides), "%s", attrs ? attrs : "");
+	snprintf(config.nvp2p_path, sizeof(config.nvp2p_path), "%s", nvp2p ? nvp2p : "");
 }
 
 const struct sim_config *sim_config(void)

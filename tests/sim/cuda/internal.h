@@ -43,6 +43,7 @@ struct sim_config {
 	unsigned char uuid[16];
 	char hidden[512];		/* GDRCOPY_SIM_CUDA_HIDE: ",name,name," */
 	char attr_overrides[512];	/* GDRCOPY_SIM_CUDA_ATTR: "attr=value,..." */
+	char nvp2p_path[256];		/* GDRCOPY_SIM_CUDA_NVP2P: "" in the default mode */
 };
 
 enum sim_phys_kind {
@@ -131,5 +132,24 @@ struct sim_range *sim_range_find(uintptr_t addr) SIM_INTERNAL;
 struct sim_mapping *sim_mapping_find(struct sim_range *r, uintptr_t addr) SIM_INTERNAL;
 /* CUDA_SUCCESS if [addr, addr + size) is mapped memory the CPU can read (write: and write). */
 CUresult sim_check_access(uintptr_t addr, size_t size, bool write) SIM_INTERNAL;
+
+/*
+ * nvp2p mode (nvp2p.c): cuMemAlloc memory from nvp2p_sim's control device. The calls take
+ * sim_lock themselves; the caller has checked init and context.
+ */
+bool sim_nvp2p_mode(void) SIM_INTERNAL;
+/* Whether addr lies in an nvp2p allocation of this process. */
+bool sim_nvp2p_owns(uintptr_t addr) SIM_INTERNAL;
+CUresult sim_nvp2p_alloc(CUdeviceptr *dptr, size_t size) SIM_INTERNAL;
+CUresult sim_nvp2p_free(CUdeviceptr dptr) SIM_INTERNAL;
+CUresult sim_nvp2p_copy(uintptr_t dst, bool dst_device, uintptr_t src, bool src_device,
+			size_t n) SIM_INTERNAL;
+/* bytes of value (width 1 or 4 bytes) at dst. */
+CUresult sim_nvp2p_fill(uintptr_t dst, uint32_t value, size_t width, size_t bytes) SIM_INTERNAL;
+CUresult sim_nvp2p_address_range(CUdeviceptr dptr, CUdeviceptr *pbase,
+				 size_t *psize) SIM_INTERNAL;
+CUresult sim_nvp2p_get_attribute(CUpointer_attribute attr, uintptr_t ptr,
+				 void *data) SIM_INTERNAL;
+CUresult sim_nvp2p_set_sync_memops(uintptr_t ptr, unsigned value) SIM_INTERNAL;
 
 #endif

@@ -295,8 +295,13 @@ static CUresult free_simple(uintptr_t va, enum sim_phys_kind kind1, enum sim_phy
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 {
 	uintptr_t va = 0;
-	CUresult res = alloc_simple(SIM_PHYS_DEVICE, bytesize, dptr ? &va : NULL);
+	CUresult res;
 
+	if (sim_nvp2p_mode()) {
+		res = sim_check_ctx();
+		return res ? res : dptr ? sim_nvp2p_alloc(dptr, bytesize) : CUDA_ERROR_INVALID_VALUE;
+	}
+	res = alloc_simple(SIM_PHYS_DEVICE, bytesize, dptr ? &va : NULL);
 	if (!res)
 		*dptr = va;
 	return res;
@@ -304,6 +309,12 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 
 CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
 {
+	CUresult res;
+
+	if (sim_nvp2p_mode() && sim_nvp2p_owns(dptr)) {
+		res = sim_check_ctx();
+		return res ? res : sim_nvp2p_free(dptr);
+	}
 	return free_simple(dptr, SIM_PHYS_DEVICE, SIM_PHYS_MANAGED);
 }
 
@@ -343,6 +354,8 @@ CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdevic
 
 	if (res)
 		return res;
+	if (sim_nvp2p_mode() && sim_nvp2p_owns(dptr))
+		return sim_nvp2p_address_range(dptr, pbase, psize);
 	pthread_mutex_lock(&sim_lock);
 	r = sim_range_find(dptr);
 	m = r ? sim_mapping_find(r, dptr) : NULL;

@@ -149,6 +149,8 @@ CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute
 		return res;
 	if (!data)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (sim_nvp2p_mode() && sim_nvp2p_owns(ptr))
+		return sim_nvp2p_get_attribute(attribute_, ptr, data);
 	pthread_mutex_lock(&sim_lock);
 	res = lookup(ptr, &pi) ? attribute(&pi, attribute_, ptr, data) : CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_unlock(&sim_lock);
@@ -193,6 +195,13 @@ CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
 		return res;
 	if (!numAttributes || !attributes || !data)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (sim_nvp2p_mode() && sim_nvp2p_owns(ptr)) {
+		for (unsigned i = 0; i < numAttributes; i++) {
+			if (data[i] && sim_nvp2p_get_attribute(attributes[i], ptr, data[i]))
+				memset(data[i], 0, attribute_size(attributes[i]));
+		}
+		return CUDA_SUCCESS;
+	}
 	pthread_mutex_lock(&sim_lock);
 	known = lookup(ptr, &pi);
 	for (unsigned i = 0; i < numAttributes; i++) {
@@ -218,6 +227,8 @@ CUresult CUDAAPI cuPointerSetAttribute(const void *value, CUpointer_attribute at
 	if (!value || attribute_ != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
 		return CUDA_ERROR_INVALID_VALUE;
 	memcpy(&v, value, sizeof(v));
+	if (sim_nvp2p_mode() && sim_nvp2p_owns(ptr))
+		return sim_nvp2p_set_sync_memops(ptr, v);
 	pthread_mutex_lock(&sim_lock);
 	if (lookup(ptr, &pi) && pi.mapping)
 		pi.range->sync_memops = v != 0;
