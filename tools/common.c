@@ -72,6 +72,8 @@ int tool_common_option(int c, const char *arg, struct tool_common *o)
 {
 	switch (c) {
 	case TOOL_OPT_BACKEND:
+		if (strcmp(arg, "gdrdrv") && strcmp(arg, "dmabuf") && strcmp(arg, "vulkan"))
+			tool_die("--backend %s: unknown backend (known: gdrdrv, dmabuf, vulkan)", arg);
 		o->backend = arg;
 		return 1;
 	case TOOL_OPT_IMPL:
@@ -151,6 +153,8 @@ CUresult tool_cuda_try_init(struct tool_cuda *c, int dev_id, char *why, size_t l
 	CUresult r;
 
 	memset(c, 0, sizeof(*c));
+	if (tool_cuda_load(why, len))
+		return CUDA_ERROR_NOT_FOUND;
 	r = cuInit(0);
 	if (r != CUDA_SUCCESS) {
 		snprintf(why, len, "cuInit failed: %s", tool_cu_name(r));

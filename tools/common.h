@@ -46,6 +46,12 @@ const char *tool_cu_name(CUresult r);
 
 /* ---- CUDA devices ----------------------------------------------------------------------------- */
 
+/*
+ * Bind the tools' CUDA calls to libcuda.so.1 (cuda_loader.c). tool_cuda_try_init does it first;
+ * 0, or -1 with one line in why ("libcuda.so.1 not found: ...").
+ */
+int tool_cuda_load(char *why, size_t len);
+
 struct tool_cuda {
 	CUdevice dev;
 	CUcontext ctx;

@@ -5,9 +5,12 @@
  * variables once per process and a forced backend is chosen at gdr_open.
  */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -106,6 +109,8 @@ static int run_probe(const char *backend, struct probe *out)
 
 	if (pipe(result) || pipe(log))
 		return errno;
+	/* Or the child's copy of what stdout has buffered may be written a second time. */
+	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
 		return errno;
@@ -128,6 +133,78 @@ static int run_probe(const char *backend, struct probe *out)
 	close(log[0]);
 	waitpid(pid, &status, 0);
 	return 0;
+}
+
+static int exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+static int file_has(const char *path, const char *needle)
+{
+	char line[4096];
+	int found = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+/*
+ * Why gdrdrv is not there, when /dev/gdrdrv is missing, and the next step that can work on this
+ * machine: the library only knows that the node is missing.
+ */
+static void gdrdrv_advice(char *why, size_t len)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	const char *dir;
+	struct utsname u;
+	ssize_t n;
+	int in_tree;
+
+	uname(&u);
+	if (!exists("/sys/module/nvidia") && !exists("/sys/module/nvidia_current")) {
+		snprintf(why, len, "no /dev/gdrdrv: gdrdrv pins through the NVIDIA kernel driver, "
+			 "which is not loaded here");
+		return;
+	}
+	if (file_has("/sys/module/module/parameters/sig_enforce", "Y")) {
+		snprintf(why, len, "no /dev/gdrdrv: this kernel loads only signed modules; sign "
+			 "gdrdrv.ko with a key it trusts (DKMS can) before loading it");
+		return;
+	}
+	snprintf(path, sizeof(path), "/lib/modules/%s/modules.dep", u.release);
+	if (file_has(path, "/gdrdrv.ko")) {
+		snprintf(why, len, "no /dev/gdrdrv: gdrdrv is installed but not loaded: sudo modprobe "
+			 "gdrdrv");
+		return;
+	}
+	/* Run from a build tree (build/bin/gdrcopy_info): the module and insmod.sh may be at hand. */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	dir = dirname(exe);
+	snprintf(path, sizeof(path), "%s/../../insmod.sh", dir);
+	in_tree = n > 0 && exists(path);
+	snprintf(path, sizeof(path), "%s/../kernel/gdrdrv.ko", dir);
+	if (in_tree && exists(path)) {
+		snprintf(why, len, "no /dev/gdrdrv: gdrdrv is built but not loaded: sudo ./insmod.sh");
+		return;
+	}
+	snprintf(path, sizeof(path), "/lib/modules/%s/build/Makefile", u.release);
+	if (in_tree && exists(path))
+		snprintf(why, len, "no /dev/gdrdrv: build and load gdrdrv with make modules && sudo "
+			 "./insmod.sh, or install the gdrdrv-dkms package");
+	else if (in_tree)
+		snprintf(why, len, "no /dev/gdrdrv: install the headers of kernel %s and the "
+			 "gdrdrv-dkms package, or build gdrdrv with make modules KDIR=<its build dir>",
+			 u.release);
+	else
+		snprintf(why, len, "no /dev/gdrdrv: install the gdrdrv-dkms (Debian) or gdrcopy-kmod "
+			 "(RPM) package, with the headers of kernel %s", u.release);
 }
 
 static void usage(FILE *f)
@@ -161,6 +238,8 @@ int main(int argc, char **argv)
 			printf("%-8s available (driver interface %d.%d, persistent %d)\n", backends[i],
 			       p.driver_major, p.driver_minor, p.persistent);
 		} else {
+			if (!strcmp(backends[i], "gdrdrv") && !exists("/dev/gdrdrv"))
+				gdrdrv_advice(p.why, sizeof(p.why));
 			printf("%-8s unavailable: %s\n", backends[i], p.why);
 		}
 	}

@@ -1,11 +1,11 @@
 # The GDRCopy tools: gdrcopy_sanity, gdrcopy_copybw, gdrcopy_copylat, gdrcopy_apiperf (C, CUDA
 # driver API) and gdrcopy_pplat (CUDA, built only where nvcc exists), with GDRCopy's legacy names
-# as symlinks. They link the CUDA stub library; at run time the real libcuda.so.1 (or the
-# simulated one, tests/sim/cuda, through LD_LIBRARY_PATH) is used.
+# as symlinks. None links libcuda: tools/cuda_loader.c binds their CUDA calls to libcuda.so.1 at
+# run time (the NVIDIA driver's, or the simulated one of tests/sim/cuda through LD_LIBRARY_PATH),
+# so they start, and explain themselves, where there is no driver.
 
 comma := ,
-TOOLS_CUDA_LIBS := -L$(CUDA)/lib64/stubs -lcuda
-TOOLS_COMMON_OBJS := $(OBJ)/tools/common.o $(OBJ)/tools/sweep.o
+TOOLS_COMMON_OBJS := $(OBJ)/tools/common.o $(OBJ)/tools/sweep.o $(OBJ)/tools/cuda_loader.o
 TOOLS_C := gdrcopy_copybw gdrcopy_copylat gdrcopy_apiperf gdrcopy_sanity
 SANITY_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(sort $(wildcard tools/sanity*.c)))
 
@@ -16,8 +16,7 @@ $(TOOLS_BIN)/gdrcopy_sanity: $(SANITY_OBJS)
 $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)): $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi $(TOOLS_CUDA_LIBS) \
-		$(TOOLS_RPATH)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi -ldl $(TOOLS_RPATH)
 	$(Q)ln -sf $(notdir $@) $(dir $@)$(patsubst gdrcopy_%,%,$(notdir $@))
 
 all: $(addprefix $(TOOLS_BIN)/,$(TOOLS_C))
@@ -40,7 +39,7 @@ $(TOOLS_BIN)/gdrcopy_pplat: $(OBJ)/tools/pplat.o $(TOOLS_COMMON_OBJS) $(LIB_SHAR
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(TOOLS_CXX) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
-		-L$(CUDA)/lib64 -lcudart_static $(TOOLS_CUDA_LIBS) -ldl -lrt $(TOOLS_RPATH)
+		-L$(CUDA)/lib64 -lcudart_static -ldl -lrt $(TOOLS_RPATH)
 	$(Q)ln -sf gdrcopy_pplat $(dir $@)pplat
 
 all: $(TOOLS_BIN)/gdrcopy_pplat
