@@ -163,9 +163,7 @@ int main(int argc, char **argv)
 	}
 	for (int k = 0; k < N_OPS; k++)
 		free(t[k]);
-	tool_say("closing gdrdrv\n");
-	if (gdr_close(g))
-		tool_die("gdr_close failed");
+	tool_gdr_close(g);
 	tool_cuda_fini(&cu);
 	return 0;
 }

@@ -383,6 +383,14 @@ gdr_t tool_gdr_open(void)
 	tool_die("gdr_open failed: no backend can map GPU memory here; run gdrcopy_info");
 }
 
+void tool_gdr_close(gdr_t g)
+{
+	/* GDRCopy's tools say "closing gdrdrv", the only backend they know: name the one in use. */
+	tool_say("closing %s\n", tool_backend_name(tool_backend(g)));
+	if (gdr_close(g))
+		tool_die("gdr_close failed");
+}
+
 int tool_backend(gdr_t g)
 {
 	int v = 0;

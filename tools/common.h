@@ -116,6 +116,8 @@ void gpu_alloc_or_die(struct gpu_buf *b, size_t size, enum tool_alloc_kind kind,
 void tool_set_env(const char *backend, const char *impl);
 /* gdr_open, or die: "gdr_open failed: no backend can map GPU memory here; run gdrcopy_info". */
 gdr_t tool_gdr_open(void);
+/* "closing BACKEND" (GDRCopy's "closing gdrdrv" under gdrdrv), then gdr_close, or die. */
+void tool_gdr_close(gdr_t g);
 /* GDR_BACKEND_*; GDRCopy's own library answers EINVAL, which means gdrdrv-like. */
 int tool_backend(gdr_t g);
 const char *tool_backend_name(int backend);

@@ -159,9 +159,7 @@ int main(int argc, char **argv)
 	}
 	free(host);
 	tool_unmap_gpu(&m, 0);
-	tool_say("closing gdrdrv\n");
-	if (gdr_close(g))
-		tool_die("gdr_close failed");
+	tool_gdr_close(g);
 	tool_cuda_fini(&cu);
 	return 0;
 }

@@ -494,9 +494,7 @@ int main(int argc, char **argv)
 	}
 	CU_CHECK(cuStreamDestroy(p.copy_stream));
 	cudaStreamDestroy(p.kernel_stream);
-	tool_say("closing gdrdrv\n");
-	if (gdr_close(p.g))
-		tool_die("gdr_close failed");
+	tool_gdr_close(p.g);
 	tool_cuda_fini(&p.cu);
 	return 0;
 }

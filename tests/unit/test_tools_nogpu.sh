@@ -27,7 +27,8 @@ if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
 		result skip "no_driver_$t" "a CUDA driver (libcuda.so.1) is installed on this machine"
 	done
 else
-	expect_one_line no_driver 'libcuda\.so\.1' LD_LIBRARY_PATH=/nonexistent
+	expect_one_line no_driver '^gdrcopy_[a-z]+: no CUDA driver: libcuda\.so\.1: .*install the NVIDIA driver' \
+		LD_LIBRARY_PATH=/nonexistent
 fi
 
 mkdir -p "$tmp/stub"

@@ -7,6 +7,17 @@ sim_env
 num='[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?'
 sp='[[:space:]]+'
 
+# Into a pipe, each line once: what stdout has buffered must not be flushed again by a probe's
+# child process.
+"$BIN/gdrcopy_info" | cat >"$tmp/info"
+headers=$(grep -c '^gdrcopy [0-9]' "$tmp/info")
+if [ "$headers" = 1 ] && [ "$(grep -c '^backend ' "$tmp/info")" = 1 ] &&
+	grep -qE '^vulkan +available' "$tmp/info" && grep -q '^gdr_open uses: vulkan$' "$tmp/info"; then
+	result pass info_piped
+else
+	result fail info_piped "header $headers time(s): $(tr '\n' '|' <"$tmp/info" | head -c 300)"
+fi
+
 "$BIN/gdrcopy_sanity" -l >"$tmp/list" 2>&1
 n=$(sed -n '/^List of tests:/,/^List of extended tests:/p' "$tmp/list" | grep -c '^    [a-z]')
 e=$(sed -n '/^List of extended tests:/,$p' "$tmp/list" | grep -c '^    [a-z]')
@@ -28,7 +39,7 @@ if run copylat "$tmp/lat" "$BIN/gdrcopy_copylat" -s 4K -w 100 -r 10 -c; then
 	done
 	check_lines copylat_raw_store "$tmp/lat" "^raw_store8_sfence${sp}8$sp$num$sp$num\$"
 	check_lines copylat_raw_load "$tmp/lat" "^raw_load64_[a-z]+${sp}64$sp$num$sp$num\$"
-	check_lines copylat_closing "$tmp/lat" '^closing gdrdrv$'
+	check_lines copylat_closing "$tmp/lat" '^closing vulkan$'
 fi
 if run copylat_csv "$tmp/latcsv" "$BIN/gdrcopy_copylat" -s 1K -w 100 -r 10 -c --csv; then
 	check_lines copylat_csv_header "$tmp/latcsv" '^test,size,median_us,min_us,cumemcpy_over_gdrcopy$'
@@ -54,7 +65,7 @@ if run copybw "$tmp/bw" "$BIN/gdrcopy_copybw" -s 64K -w 100 -r 10; then
 		'info.wc_mapping: [01]' 'page offset: 0' 'user-space pointer:0x[0-9a-f]+' \
 		'writing test, size=65536 offset=0 num_iters=100' \
 		'reading test, size=65536 offset=0 num_iters=10' "write BW: ${num}MB/s" \
-		"read BW: ${num}MB/s" 'unmapping buffer' 'unpinning buffer' 'closing gdrdrv'; do
+		"read BW: ${num}MB/s" 'unmapping buffer' 'unpinning buffer' 'closing vulkan'; do
 		check_lines "copybw_line_$(echo "${l%%[:=,]*}" | tr -c 'a-zA-Z0-9\n' _)" "$tmp/bw" "^$l\$"
 	done
 fi
@@ -72,7 +83,7 @@ if run apiperf "$tmp/api" "$BIN/gdrcopy_apiperf" -s 128K -n 5 -w 1; then
 	check_lines apiperf_rows "$tmp/api" "^(65536|131072)(	$num){5}\$" 2
 	check_lines apiperf_histogram "$tmp/api" '^Histogram of gdr_pin_buffer latency for (65536|131072) bytes$' 2
 	check_lines apiperf_bins "$tmp/api" "^\[$num	-	$num\]	[0-9]+\$" 20
-	check_lines apiperf_closing "$tmp/api" '^closing gdrdrv$'
+	check_lines apiperf_closing "$tmp/api" '^closing vulkan$'
 fi
 if run apiperf_csv "$tmp/apicsv" "$BIN/gdrcopy_apiperf" -s 64K -n 3 -w 0 --csv; then
 	check_lines apiperf_csv_rows "$tmp/apicsv" "^65536,(pin|map|get_info|unmap|unpin),$num,$num,$num\$" 5

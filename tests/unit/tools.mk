@@ -3,7 +3,8 @@
 # backend over lavapipe, and the one-line refusals without a GPU, a driver or a backend.
 
 TOOLS_TEST_DIR := $(BUILD)/tests/unit
-TOOLS_TESTS := $(addprefix $(TOOLS_TEST_DIR)/,test_tools_sanity test_tools_runs test_tools_nogpu)
+TOOLS_TESTS := $(addprefix $(TOOLS_TEST_DIR)/,test_tools_sanity test_tools_runs test_tools_nogpu \
+	test_tools_help)
 # bench/run.sh, QUICK: the script and its report, not the numbers. Plain build only.
 BENCH_TEST := $(TOOLS_TEST_DIR)/test_bench_quick
 TOOLS_TEST_LIB := $(TOOLS_TEST_DIR)/tools_lib.sh
