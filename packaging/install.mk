@@ -2,7 +2,9 @@
 # gdrdrv sources for DKMS.
 #   PREFIX= (or GDRCopy's prefix=, default /usr/local), DESTDIR=, LIBDIR= (default $(PREFIX)/lib;
 #   Debian multiarch: LIBDIR=/usr/lib/x86_64-linux-gnu), BINDIR=, INCLUDEDIR=, MANDIR=,
-#   PKGCONFIGDIR=, DKMS_SRCDIR= (default $(PREFIX)/src/gdrdrv-<version>).
+#   PKGCONFIGDIR=, DKMS_SRCDIR= (default /usr/src/gdrdrv-<version>, where DKMS looks, for the
+#   system prefixes /usr and /usr/local; $(PREFIX)/src/gdrdrv-<version> for any other prefix,
+#   which a user without root installs into).
 #   MODPROBEDIR= also installs gdrdrv's modprobe configuration (with its sources); it is empty by
 #   default, because kmod reads no file under /usr/local. Packages set it.
 # GDRCopy's lower-case names (prefix, exec_prefix, libdir, bindir, includedir) are honoured; the
@@ -20,7 +22,7 @@ BINDIR ?= $(bindir)
 INCLUDEDIR ?= $(includedir)
 MANDIR ?= $(mandir)
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
-DKMS_SRCDIR ?= $(PREFIX)/src/gdrdrv-$(VERSION)
+DKMS_SRCDIR ?= $(if $(filter /usr /usr/local,$(PREFIX)),/usr/src,$(PREFIX)/src)/gdrdrv-$(VERSION)
 MODPROBEDIR ?=
 
 INSTALL ?= install
@@ -74,7 +76,9 @@ install-lib: $(LIB_SHARED) $(LIB_STATIC) $(PC_FILE)
 	$(Q)if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
 		ldconfig; fi
 
-install-tools: all
+# The tools and their pages wait for every tool to be built, so that make -j install installs
+# what a serial one does.
+install-tools: tools
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(BINDIR)
 	$(Q)for t in $(INSTALL_TOOLS); do \
 		[ -x $(BUILD)/bin/$$t ] || continue; \
@@ -92,14 +96,19 @@ install_man_page = \
 	if [ -n "$$target" ]; then ln -sf $$target $(DESTDIR)$(MANDIR)/man$(2)/$(notdir $(1)); \
 	else $(INSTALL) -m 0644 $(1) $(DESTDIR)$(MANDIR)/man$(2)/$(notdir $(1)); fi
 
-install-man:
-	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
-		$(DESTDIR)$(MANDIR)/man7
+.PHONY: install-man-lib install-man-tools
+install-man: install-man-lib install-man-tools
+
+install-man-lib:
+	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+	$(Q)$(foreach p,$(MAN_PAGES_LIB),$(call install_man_page,$(p),$(subst .,,$(suffix $(p))));)
+
+install-man-tools: tools
+	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(MANDIR)/man1
 	$(Q)$(foreach p,$(MAN_PAGES_1), \
 		tool=$$(sed -n 's|^\.so man1/\(.*\)\.1$$|\1|p' $(p)); \
 		if [ -x $(BUILD)/bin/$${tool:-$(basename $(notdir $(p)))} ]; then \
 			$(call install_man_page,$(p),1); fi;)
-	$(Q)$(foreach p,$(MAN_PAGES_LIB),$(call install_man_page,$(p),$(subst .,,$(suffix $(p))));)
 
 # gdrdrv(4) and the modprobe configuration go with the module's sources.
 install-dkms: $(if $(GDRDRV_SRCS),$(DKMS_CONF))

@@ -1,6 +1,13 @@
 # libgdrapi: the shared library (SONAME libgdrapi.so.2), its dev symlink, and libgdrapi.a.
 
-LIB_SRCS := $(sort $(wildcard src/*.c src/backends/*.c src/arch/generic/*.c))
+# VULKAN=0 leaves the vulkan backend out, explicitly: vulkan_omitted.c takes its place in the
+# registry, and gdr_open and gdrcopy_info say that this build has no vulkan backend.
+VULKAN ?= 1
+VULKAN_SRCS := $(wildcard src/backends/vulkan*.c)
+VULKAN_OMITTED_SRC := src/backends/vulkan_omitted.c
+LIB_SRCS := $(sort $(filter-out $(if $(filter 0,$(VULKAN)),$(VULKAN_SRCS),$(VULKAN_OMITTED_SRC)), \
+	$(wildcard src/*.c src/backends/*.c src/arch/generic/*.c)) \
+	$(if $(filter 0,$(VULKAN)),$(VULKAN_OMITTED_SRC)))
 ifneq ($(ARCH_DIR),generic)
 LIB_SRCS += $(sort $(wildcard src/arch/$(ARCH_DIR)/*.c))
 endif

@@ -19,7 +19,16 @@ $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)): $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi -ldl $(TOOLS_RPATH)
 	$(Q)ln -sf $(notdir $@) $(dir $@)$(patsubst gdrcopy_%,%,$(notdir $@))
 
-all: $(addprefix $(TOOLS_BIN)/,$(TOOLS_C))
+.PHONY: tools
+tools: $(TOOLS_BIN)/gdrcopy_info $(addprefix $(TOOLS_BIN)/,$(TOOLS_C))
+all: tools
+
+# gdrcopy_demo, for make run (tools/demo.sh): in the tree only, never installed.
+TOOLS_DEMO := $(BUILD)/demo/gdrcopy_demo
+$(TOOLS_DEMO): $(OBJ)/tools/demo.o $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi -ldl $(TOOLS_RPATH)
 
 # pplat: the GPU kernel needs nvcc; the host side links with the C++ compiler and the static
 # CUDA runtime, as nvcc would, so the tools' RPATH applies. PPLAT_GENCODE: PTX for any GPU from
@@ -29,7 +38,7 @@ PPLAT_GENCODE ?= -gencode arch=compute_75,code=compute_75 -gencode arch=compute_
 TOOLS_CXX ?= g++
 
 ifneq ($(wildcard $(NVCC)),)
-$(OBJ)/tools/pplat.o: tools/pplat.cu tools/common.h include/gdrapi.h
+$(OBJ)/tools/pplat.o: tools/pplat.cu tools/common.h include/gdrapi.h $(BUILD_CONFIG)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) -std=c++17 -O2 $(PPLAT_GENCODE) -Iinclude -Itools \
@@ -42,10 +51,10 @@ $(TOOLS_BIN)/gdrcopy_pplat: $(OBJ)/tools/pplat.o $(TOOLS_COMMON_OBJS) $(LIB_SHAR
 		-L$(CUDA)/lib64 -lcudart_static -ldl -lrt $(TOOLS_RPATH)
 	$(Q)ln -sf gdrcopy_pplat $(dir $@)pplat
 
-all: $(TOOLS_BIN)/gdrcopy_pplat
+tools: $(TOOLS_BIN)/gdrcopy_pplat
 else
 .PHONY: pplat-not-built
 pplat-not-built:
 	@echo "  NOTE    $(NVCC) not found: gdrcopy_pplat not built (set CUDA= or NVCC=)"
-all: pplat-not-built
+tools: pplat-not-built
 endif

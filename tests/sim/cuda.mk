@@ -8,7 +8,7 @@ SIM_CUDA_SRCS := $(sort $(wildcard tests/sim/cuda/*.c))
 SIM_CUDA_OBJS := $(SIM_CUDA_SRCS:%.c=$(OBJ)/%.o)
 
 # It uses Vulkan (dlopen'd) for lavapipe-backed memory when Vulkan is there.
-BUILD_DEBS += libvulkan-dev
+CHECK_DEBS += libvulkan-dev
 
 # The simulator stands in for NVIDIA's library: it sees the toolkit's headers, not the library's.
 $(SIM_CUDA_OBJS): BASE_CFLAGS := $(filter-out -Isrc -Iinclude -Ikernel/include/uapi,$(BASE_CFLAGS))

@@ -6,7 +6,7 @@ UNIT_TEST_LIB := $(UNIT_DIR)/libgdrapi-test.a
 UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/backend.o,$(LIB_OBJS)) \
 	$(OBJ)/test/src/backend.o $(OBJ)/tests/unit/fake_backend.o
 
-$(OBJ)/test/src/backend.o: src/backend.c
+$(OBJ)/test/src/backend.o: src/backend.c $(BUILD_CONFIG)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (test registry)")
 	$(Q)$(CC) $(ALL_CFLAGS) -DGDR_WITH_TEST_BACKEND -c -o $@ $<

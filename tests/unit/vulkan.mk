@@ -3,7 +3,7 @@
 # simulator as libcuda.so.1 (rpath), so the library's dlopen("libcuda.so.1") finds it.
 
 CHECK_DEBS += mesa-vulkan-drivers libvulkan1
-BUILD_DEBS += libvulkan-dev
+CHECK_DEBS += libvulkan-dev
 
 SIMTEST_OBJ := $(OBJ)/tests/unit/simtest.o
 SIMTEST_CUDA_OBJ := $(OBJ)/tests/unit/simtest_cuda.o
