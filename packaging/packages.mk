@@ -1,6 +1,10 @@
 # Packages, built from a copy of the tree (committed or not; the build directory left out).
 #   make deb    libgdrapi2, libgdrapi-dev, gdrcopy-tools, gdrdrv-dkms in $(BUILD)/deb/
-#               (dpkg-buildpackage; DEB_FLAGS= adds options, e.g. -aarm64 to cross-build)
+#               (dpkg-buildpackage; DEB_FLAGS= adds options, e.g. -aarm64 to cross-build;
+#               DEB_BUILD_PROFILES=pkg.gdrcopy.notools / pkg.gdrcopy.nodkms leave packages
+#               out; DEB_BUILD_OPTIONS=nocheck skips the tests (make test) the build runs).
+#               Build-Depends that are not installed as packages (a CUDA toolkit from NVIDIA's
+#               installer, say) turn dpkg-buildpackage's check off (-d), saying which.
 #   make rpm    gdrcopy, gdrcopy-devel, gdrcopy-kmod (DKMS) in $(BUILD)/rpm/RPMS/
 #               KMOD=1 adds gdrcopy-kmod-<KVER>, gdrdrv prebuilt for kernel KVER (default: the
 #               newest kernel with a build tree here) from its build tree KDIR.
@@ -31,7 +35,12 @@ deb:
 	$(Q)rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)
 	$(Q)packaging/copy-source.sh $(DEB_OUT)/$(PKG_NAME) $(BUILD)
 	$(Q)cp -R packaging/deb/debian $(DEB_OUT)/$(PKG_NAME)/debian
-	$(Q)cd $(DEB_OUT)/$(PKG_NAME) && CUDA=$(abspath $(CUDA)) dpkg-buildpackage -us -uc -b $(DEB_FLAGS)
+	$(Q)cd $(DEB_OUT)/$(PKG_NAME) && flags='$(DEB_FLAGS)' && \
+		if ! unmet=$$(dpkg-checkbuilddeps 2>&1); then \
+			echo "  NOTE    $${unmet#dpkg-checkbuilddeps: error: }: building with -d, CUDA from $(CUDA)"; \
+			flags="$$flags -d"; \
+		fi && \
+		CUDA=$(abspath $(CUDA)) dpkg-buildpackage -us -uc -b $$flags
 	@# The copy of the tree served its purpose; a failed build keeps it for a look.
 	$(Q)rm -rf $(DEB_OUT)/$(PKG_NAME)
 	$(Q)ls -1 $(DEB_OUT)/*.deb

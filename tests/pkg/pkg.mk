@@ -11,3 +11,14 @@ $(PKG_TEST): tests/pkg/test_packages.sh
 check-build: $(PKG_TEST)
 CHECK_TESTS += $(PKG_TEST)
 CHECK_DEBS += dpkg-dev debhelper dh-dkms dkms lintian rpm pkg-config man-db kmod binutils
+
+# make install, parallel and serial, and GDRCopy's install targets (tests/pkg/test_install.sh).
+INSTALL_TEST := $(BUILD)/tests/pkg/test_install
+
+$(INSTALL_TEST): tests/pkg/test_install.sh
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s %s %s %s\n' $(abspath $<) $(CURDIR) $(abspath $(BUILD)) \
+		$(abspath $(CUDA)) >$@ && chmod +x $@
+
+check-build: $(INSTALL_TEST)
+CHECK_TESTS += $(INSTALL_TEST)

@@ -237,13 +237,9 @@ load_sim() {
 
 PERSISTENT=1
 load_gdrdrv() {
-	insmod $GDRDRV_KO use_persistent_mapping=$PERSISTENT || return 1
-	if [ ! -c /dev/gdrdrv ]; then
-		major=$(awk '$2 == "gdrdrv" { print $1 }' /proc/devices)
-		[ -n "$major" ] || { echo "FAIL: gdrdrv has no char major in /proc/devices"; return 1; }
-		mknod /dev/gdrdrv c "$major" 0
-	fi
-	chmod 666 /dev/gdrdrv
+	# Through the top-level insmod.sh, as a user loads a module built from source.
+	GDRDRV_KO=$GDRDRV_KO NVIDIA_MODULE=nvp2p_sim /gdr/bin/insmod.sh \
+		use_persistent_mapping=$PERSISTENT || return 1
 	echo "loaded: $(grep gdrdrv /proc/modules)"
 }
 

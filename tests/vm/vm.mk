@@ -74,11 +74,11 @@ endif
 VM_SANITY := $(TOOLS_BIN)/gdrcopy_sanity
 
 $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VMCTL) \
-		$(LIB_SHARED) $(NVP2P_SIM_KO) $(VM_GDRDRV_KO) $(VM_SANITY) $(SIM_CUDA_LIB)
+		$(LIB_SHARED) $(NVP2P_SIM_KO) $(VM_GDRDRV_KO) $(VM_SANITY) $(SIM_CUDA_LIB) insmod.sh
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)tests/vm/mkinitramfs.sh $@ tests/vm/guest-init.sh $(LIB_DIR) \
 		$(LIB_DIR)/$(LIB_SONAME)=/gdr/lib/$(LIB_SONAME) \
-		$(VMCTL)=/gdr/bin/vmctl \
+		$(VMCTL)=/gdr/bin/vmctl insmod.sh=/gdr/bin/insmod.sh \
 		$(VM_SANITY)=/gdr/bin/gdrcopy_sanity \
 		$(SIM_CUDA_LIB)=/gdr/simcuda/libcuda.so.1 \
 		$(foreach t,$(VM_TESTS),$(t)=/gdr/tests/$(notdir $(t))) \

@@ -1,0 +1,107 @@
+#!/bin/bash
+# make install as packagers and GDRCopy's users run it: "make -j8 prefix=... CUDA=... all install"
+# from a clean build installs exactly what a serial install does; GDRCopy's part targets (config,
+# version, lib_install, exes_install, driver + drv_install) with prefix=, libdir= and DESTDIR=;
+# gdrdrv's sources where DKMS looks. Everything goes into scratch directories.
+#   test_install.sh SRCDIR BUILD CUDA
+set -u
+src=$1 build=$2 cuda=$3
+version=$(awk '/^#define GDR_API_(MAJOR|MINOR)_VERSION/ {v = v sep $3; sep = "."} END {print v}' \
+	"$src/include/gdrapi.h")
+results=${GDR_TEST_RESULTS:-/dev/null}
+failed=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+result() { # verdict case detail
+	echo "$1 $2 ${3:-}" >>"$results"
+	echo "$1 $2 ${3:-}"
+	[ "$1" = fail ] && failed=1
+	return 0
+}
+
+# A clean make: nothing of the make check that runs this (CC=clang, BUILD=...) may leak in.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+mk() { make --no-print-directory -C "$src" CUDA="$cuda" "$@"; }
+# Files and links under a directory, relative to it, with their kind (f file, l link).
+tree() { (cd "$1" && find . \( -type f -o -type l \) -printf '%P %y\n' | sort); }
+# missing DIR PATH...: the PATHs that are not under DIR.
+missing() {
+	local dir=$1 p out=
+	shift
+	for p in "$@"; do [ -e "$dir$p" ] || [ -L "$dir$p" ] || out="$out $p"; done
+	echo "$out"
+}
+
+fresh=$tmp/build
+if mk -j8 BUILD="$fresh" prefix="$tmp/parallel" all install >"$tmp/parallel.log" 2>&1 &&
+	mk BUILD="$build" prefix="$tmp/serial" install >"$tmp/serial.log" 2>&1; then
+	tree "$tmp/parallel" >"$tmp/parallel.files"
+	tree "$tmp/serial" >"$tmp/serial.files"
+	if ! grep -q '^share/man/man1/gdrcopy_copylat.1 f$' "$tmp/serial.files"; then
+		result fail parallel-install "the serial install has no gdrcopy_copylat.1"
+	elif diff -q "$tmp/parallel.files" "$tmp/serial.files" >/dev/null; then
+		result pass parallel-install "$(wc -l <"$tmp/serial.files") files and links"
+	else
+		result fail parallel-install "make -j8 all install differs from a serial install:" \
+			"$(diff "$tmp/serial.files" "$tmp/parallel.files" | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
+	fi
+else
+	result fail parallel-install "$(grep -m 1 -iE 'error|\*\*\*' "$tmp/parallel.log" "$tmp/serial.log")"
+fi
+
+arch=$(mk -s BUILD="$fresh" config)
+if [[ $arch =~ ^GDRAPI_ARCH=(X86|ARM64|POWER|GENERIC)$ ]] &&
+	[ "$(mk -s BUILD="$fresh" version)" = "$version" ]; then
+	result pass config-version "$arch"
+else
+	result fail config-version "config printed '$arch', version '$(mk -s BUILD="$fresh" version)'"
+fi
+
+dest=$tmp/gdrcopy
+if mk BUILD="$fresh" prefix=/usr libdir=/usr/lib64 DESTDIR="$dest" lib exes lib_install \
+	exes_install >"$tmp/parts.log" 2>&1; then
+	miss=$(missing "$dest" /usr/lib64/libgdrapi.so.$version /usr/lib64/libgdrapi.so.2 \
+		/usr/lib64/libgdrapi.so /usr/include/gdrapi.h /usr/lib64/pkgconfig/gdrapi.pc \
+		/usr/share/man/man3/gdr_open.3 /usr/bin/gdrcopy_sanity /usr/bin/sanity \
+		/usr/bin/gdrcopy_copylat /usr/bin/copylat /usr/share/man/man1/gdrcopy_copylat.1)
+	if [ -n "$miss" ]; then
+		result fail lib_install-exes_install "missing:$miss"
+	elif ! grep -q '^libdir=/usr/lib64$' "$dest/usr/lib64/pkgconfig/gdrapi.pc"; then
+		result fail lib_install-exes_install "gdrapi.pc: $(grep libdir= "$dest/usr/lib64/pkgconfig/gdrapi.pc")"
+	else
+		result pass lib_install-exes_install
+	fi
+else
+	result fail lib_install-exes_install "$(grep -m 1 -iE 'error|\*\*\*' "$tmp/parts.log")"
+fi
+
+if mk BUILD="$fresh" DESTDIR="$tmp/dkms" install-dkms >"$tmp/dkms.log" 2>&1 &&
+	[ -f "$tmp/dkms/usr/src/gdrdrv-$version/dkms.conf" ] &&
+	mk BUILD="$fresh" prefix="$tmp/user" install-dkms >>"$tmp/dkms.log" 2>&1 &&
+	[ -f "$tmp/user/src/gdrdrv-$version/dkms.conf" ]; then
+	result pass dkms-sources "/usr/src/gdrdrv-$version; \$(prefix)/src for other prefixes"
+else
+	result fail dkms-sources "no dkms.conf in /usr/src/gdrdrv-$version or \$(prefix)/src: $(tail -n 1 "$tmp/dkms.log")"
+fi
+
+kver=
+for b in /lib/modules/*/build; do
+	[ -e "$b/include" ] && kver=$(basename "$(dirname "$b")")
+done
+if [ -z "$kver" ]; then
+	result skip drv_install "no kernel headers installed (linux-headers-$(dpkg --print-architecture 2>/dev/null))"
+elif mk BUILD="$fresh" KDIR="/lib/modules/$kver/build" DESTDIR="$tmp/drv" driver drv_install \
+	>"$tmp/drv.log" 2>&1; then
+	ko=$tmp/drv/lib/modules/$kver/kernel/drivers/misc/gdrdrv.ko
+	if [ ! -f "$ko" ]; then
+		result fail drv_install "no $ko"
+	elif [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" != "$kver" ]; then
+		result fail drv_install "$ko is for $(modinfo -F vermagic "$ko"), not $kver"
+	else
+		result pass drv_install "$kver"
+	fi
+else
+	result fail drv_install "$(grep -m 1 -iE 'error|\*\*\*' "$tmp/drv.log")"
+fi
+exit "$failed"
