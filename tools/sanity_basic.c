@@ -89,7 +89,7 @@ static CUdeviceptr unaligned_buffer(struct sanity_ctx *c, struct gpu_buf *keep, 
 }
 
 /*
- * gdrdrv maps only pins that start on a GPU page (GDRCopy issue #12); the vulkan and dmabuf
+ * gdrdrv maps only pins that start on a GPU page (a documented GDRCopy restriction); the vulkan and dmabuf
  * backends map any pin from info.va, so there the cases below check that instead.
  */
 static int maps_unaligned_pins(void)

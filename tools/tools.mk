@@ -49,7 +49,6 @@ $(TOOLS_BIN)/gdrcopy_pplat: $(OBJ)/tools/pplat.o $(TOOLS_COMMON_OBJS) $(LIB_SHAR
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(TOOLS_CXX) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
 		-L$(CUDA)/lib64 -lcudart_static -ldl -lrt $(TOOLS_RPATH)
-	$(Q)ln -sf gdrcopy_pplat $(dir $@)pplat
 
 tools: $(TOOLS_BIN)/gdrcopy_pplat
 else

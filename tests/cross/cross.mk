@@ -15,9 +15,8 @@ CHECK_DEBS += gcc-aarch64-linux-gnu g++-aarch64-linux-gnu gcc-powerpc64le-linux-
 	g++-powerpc64le-linux-gnu qemu-user-static
 
 # For test_cross.sh, run in the cross build: the tier-1 programs (the valgrind wrappers run
-# valgrind, which has no place under qemu-user); the C tools, which there link the simulated
-# libcuda built for that architecture (tests/sim/cuda) in place of the toolkit's x86 stub; and
-# that library, which has to exist before they link.
+# valgrind, which has no place under qemu-user); the C tools (which load libcuda at run time);
+# and the simulated libcuda built for that architecture (tests/sim/cuda).
 # Tier-1 programs that cannot run there: they run the tools against the simulated GPU, which
 # needs a Vulkan driver (lavapipe) for that architecture, and CUDA's stub library, which is x86.
 CROSS_SKIP_TESTS := test_tools_sanity test_tools_runs test_tools_nogpu test_bench_quick

@@ -50,10 +50,8 @@ if ! units=$(xmake -s cross-unit-tests 2>"$log") || ! tools=$(xmake -s cross-too
 	result fail build "cannot list what to build: $(tail -n 1 "$log")"
 	exit 1
 fi
-# The tools link the simulated libcuda (see cross.mk), so it is built first.
 # shellcheck disable=SC2086
-if xmake lib $sim_cuda >>"$log" 2>&1 &&
-	xmake TOOLS_CUDA_LIBS="${sim_cuda:+-L$(dirname "$sim_cuda") -lcuda}" $units $tools >>"$log" 2>&1; then
+if xmake lib $sim_cuda >>"$log" 2>&1 && xmake $units $tools >>"$log" 2>&1; then
 	result pass build
 else
 	result fail build "make for $triplet failed: $(grep -m 1 -E 'error|Error' "$log")"

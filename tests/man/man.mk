@@ -9,3 +9,12 @@ $(MAN_TEST): tests/man/test_man.sh $(LIB_SHARED)
 check-build: $(MAN_TEST)
 CHECK_TESTS += $(MAN_TEST)
 CHECK_DEBS += groff-base mandoc binutils
+
+# The docs against the code: environment variables, references (tests/man/test_docs.sh).
+DOCS_TEST := $(BUILD)/tests/man/test_docs
+$(DOCS_TEST): tests/man/test_docs.sh
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(CURDIR) >$@ && chmod +x $@
+
+check-build: $(DOCS_TEST)
+CHECK_TESTS += $(DOCS_TEST)

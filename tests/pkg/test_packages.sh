@@ -1,8 +1,10 @@
 #!/bin/bash
-# The packages, end to end: make deb, lintian, install the .debs into this machine with dpkg, a
-# client built with pkg-config, the installed tools and man pages, gdrdrv built by DKMS against
-# the installed kernel headers, removal; then make rpm and the RPMs' file lists. One result
-# line per step.
+# The packages, end to end, built as GDRCopy's instructions build them (cd packages &&
+# CUDA=... ./build-deb-packages.sh, ./build-rpm-packages.sh -m) in a scratch copy of the tree,
+# each running its own tests (make test) inside the package build: the profiles -t -k, lintian,
+# install the .debs into this machine with dpkg, a client built with pkg-config, the installed
+# tools and man pages, gdrdrv built by DKMS against the installed kernel headers, removal; then
+# the RPMs' file lists. One result line per step.
 #   test_packages.sh SRCDIR BUILD CUDA
 # Installing changes this machine (CI's is a throwaway one), so it happens only as root and only
 # when none of these packages, nor NVIDIA GDRCopy's, is installed already; GDR_TEST_NO_INSTALL=1
@@ -51,24 +53,46 @@ want() {
 }
 
 # ---- Debian packages -------------------------------------------------------------------------
-deb_dir=$build/deb
+tree=$logs/tree
+rm -rf "$tree"
+(cd "$src" && packaging/copy-source.sh "$tree" "$build")
+deb_dir=$tree/packages
 debs=()
 if ! command -v dpkg-buildpackage >/dev/null; then
+	result skip deb-build-t-k "dpkg-buildpackage is not installed (make deps)"
 	result skip deb-build "dpkg-buildpackage is not installed (make deps)"
-elif mk deb >"$logs/deb-build.log" 2>&1; then
-	for p in libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms; do
-		f=$(ls "$deb_dir/${p}_$version"-*.deb 2>/dev/null | head -n 1)
-		[ -n "$f" ] && debs+=("$f")
-	done
-	expect=$((3 + have_module))
-	if [ ${#debs[@]} = "$expect" ]; then
-		result pass deb-build "${debs[*]##*/}"
-	else
-		result fail deb-build "made ${#debs[@]} of the $expect packages: ${debs[*]##*/}"
-	fi
 else
-	result fail deb-build "$(grep -m 1 -iE 'error|missing' "$logs/deb-build.log")"
-	tail -n 20 "$logs/deb-build.log"
+	# -t -k: the library's two packages alone (its tests run in the full build below).
+	if (cd "$deb_dir" && DEB_BUILD_OPTIONS=nocheck CUDA=$cuda ./build-deb-packages.sh -t -k) \
+		>"$logs/deb-build-t-k.log" 2>&1; then
+		made=$(cd "$deb_dir" && ls ./*.deb | grep -v -- -dbgsym_ | sed 's|^\./||; s|_.*||' | sort | tr '\n' ' ')
+		if [ "$made" = "libgdrapi-dev libgdrapi2 " ]; then
+			result pass deb-build-t-k "$made"
+		else
+			result fail deb-build-t-k "made: $made"
+		fi
+	else
+		result fail deb-build-t-k "$(grep -m 1 -iE 'error|\*\*\*' "$logs/deb-build-t-k.log")"
+	fi
+	rm -f "$deb_dir"/*.deb
+	if (cd "$deb_dir" && CUDA=$cuda ./build-deb-packages.sh) >"$logs/deb-build.log" 2>&1; then
+		for p in libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms; do
+			f=$(ls "$deb_dir/${p}_$version"-*.deb 2>/dev/null | head -n 1)
+			[ -n "$f" ] && debs+=("$f")
+		done
+		expect=$((3 + have_module))
+		tests_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$logs/deb-build.log")
+		if [ ${#debs[@]} != "$expect" ]; then
+			result fail deb-build "made ${#debs[@]} of the $expect packages: ${debs[*]##*/}"
+		elif [ -z "$tests_line" ]; then
+			result fail deb-build "the package build ran no tests (dh_auto_test: make test)"
+		else
+			result pass deb-build "${debs[*]##*/}; make test: $tests_line"
+		fi
+	else
+		result fail deb-build "$(grep -m 1 -iE 'error|\*\*\*|FAIL' "$logs/deb-build.log")"
+		tail -n 20 "$logs/deb-build.log"
+	fi
 fi
 
 deb_of() { # package name: its .deb
@@ -117,7 +141,7 @@ if [ ${#debs[@]} -gt 0 ]; then
 	if [ -z "$bad" ]; then result pass deb-contents; else result fail deb-contents "$bad"; fi
 
 	if command -v lintian >/dev/null; then
-		lintian --no-tag-display-limit "$deb_dir"/*.changes >"$logs/lintian.log" 2>&1
+		lintian --no-tag-display-limit "${debs[@]}" >"$logs/lintian.log" 2>&1
 		errors=$(grep -c '^E:' "$logs/lintian.log")
 		tags=$(grep -E '^[EW]:' "$logs/lintian.log" | awk '{print $3}' | sort -u | tr '\n' ' ')
 		if [ "$errors" = 0 ]; then
@@ -249,17 +273,18 @@ else
 	elif [ -z "$kver" ]; then
 		kmod_note+="no kernel headers"
 	else
-		kmod_args=(KMOD=1 "KVER=$kver")
+		kmod_args=("KVER=$kver")
 		kmod_note="with gdrcopy-kmod-$kver"
 	fi
-	if mk rpm "${kmod_args[@]}" >"$logs/rpm-build.log" 2>&1; then
+	if (cd "$tree/packages" && env "${kmod_args[@]}" CUDA="$cuda" ./build-rpm-packages.sh \
+		${kmod_args:+-m}) >"$logs/rpm-build.log" 2>&1; then
 		result pass rpm-build "$kmod_note"
-		rpm_dir=$build/rpm/RPMS
+		rpm_dir=$tree/packages
 		libdir=$(rpm --eval '%{_libdir}')
 		bad=
 		list() { # package file name pattern: its file list in $logs
 			local f
-			f=$(ls $rpm_dir/*/$1 2>/dev/null | head -n 1)
+			f=$(ls $rpm_dir/$1 2>/dev/null | head -n 1)
 			[ -n "$f" ] || { echo "no $1"; return 1; }
 			rpm -qlp "$f" >"$logs/$1.files" 2>/dev/null
 			echo "$logs/$1.files"
@@ -288,7 +313,7 @@ else
 			fi
 		fi
 		if [ -z "$bad" ]; then
-			result pass rpm-files "$(cd "$rpm_dir" && ls */*.rpm | tr '\n' ' ')"
+			result pass rpm-files "$(cd "$rpm_dir" && ls ./*.rpm | sed 's|^\./||' | tr '\n' ' ')"
 		else
 			result fail rpm-files "$bad"
 		fi
