@@ -18,7 +18,7 @@ man_options() {
 }
 
 for t in $tools; do
-	env LD_LIBRARY_PATH=/nonexistent "$BIN/gdrcopy_$t" -h >"$tmp/help" 2>&1 </dev/null
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" -h >"$tmp/help" 2>&1 </dev/null
 	rc=$?
 	if [ "$rc" != 0 ] || ! grep -q "^usage: gdrcopy_$t " "$tmp/help"; then
 		result fail "help_without_driver_$t" "exit $rc: $(head -n 1 "$tmp/help")"
@@ -39,7 +39,7 @@ done
 
 for t in $tools; do
 	[ "$t" = info ] && continue
-	env LD_LIBRARY_PATH=/nonexistent "$BIN/gdrcopy_$t" --backend nosuch >"$tmp/out" 2>&1 </dev/null
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" --backend nosuch >"$tmp/out" 2>&1 </dev/null
 	rc=$?
 	if [ "$rc" != 0 ] && [ "$(grep -c . "$tmp/out")" = 1 ] &&
 		grep -q "^gdrcopy_$t: --backend nosuch: unknown backend" "$tmp/out"; then

@@ -28,22 +28,22 @@ if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
 	done
 else
 	expect_one_line no_driver '^gdrcopy_[a-z]+: no CUDA driver: libcuda\.so\.1: .*install the NVIDIA driver' \
-		LD_LIBRARY_PATH=/nonexistent
+		LD_LIBRARY_PATH="$TOOLS_LIB"
 fi
 
 mkdir -p "$tmp/stub"
 ln -s "$STUB/libcuda.so" "$tmp/stub/libcuda.so.1"
 expect_one_line stub_driver '^gdrcopy_[a-z]+: cuInit failed: CUDA_ERROR_STUB_LIBRARY' \
-	LD_LIBRARY_PATH="$tmp/stub"
+	LD_LIBRARY_PATH="$tmp/stub:$TOOLS_LIB"
 
 if [ -e "$SIM/libcuda.so.1" ]; then
 	expect_one_line no_device '^gdrcopy_[a-z]+: cuInit failed: CUDA_ERROR_NO_DEVICE$' \
-		LD_LIBRARY_PATH="$SIM" GDRCOPY_SIM_CUDA_DEVICES=0
+		LD_LIBRARY_PATH="$SIM:$TOOLS_LIB" GDRCOPY_SIM_CUDA_DEVICES=0
 	expect_one_line no_vulkan '^gdrcopy_[a-z]+: gdr_open failed: backend vulkan cannot map GPU memory here; run gdrcopy_info$' \
-		LD_LIBRARY_PATH="$SIM" GDRCOPY_SIM_CUDA_BACKING=memfd GDRCOPY_BACKEND=vulkan \
+		LD_LIBRARY_PATH="$SIM:$TOOLS_LIB" GDRCOPY_SIM_CUDA_BACKING=memfd GDRCOPY_BACKEND=vulkan \
 		VK_DRIVER_FILES=/nonexistent/icd.json VK_ICD_FILENAMES=/nonexistent/icd.json
 	expect_one_line no_backend '^gdrcopy_[a-z]+: gdr_open failed: no backend can map GPU memory here; run gdrcopy_info$' \
-		LD_LIBRARY_PATH="$SIM" GDRCOPY_SIM_CUDA_BACKING=memfd GDRCOPY_BACKEND= \
+		LD_LIBRARY_PATH="$SIM:$TOOLS_LIB" GDRCOPY_SIM_CUDA_BACKING=memfd GDRCOPY_BACKEND= \
 		VK_DRIVER_FILES=/nonexistent/icd.json VK_ICD_FILENAMES=/nonexistent/icd.json
 else
 	result skip no_device "the simulated CUDA driver is not built ($SIM/libcuda.so.1)"

@@ -4,6 +4,9 @@
 BIN=@BIN@
 SIM=@SIM@
 STUB=@STUB@
+# The library beside the tools: a LD_LIBRARY_PATH that hides libcuda must still hold it, for tools
+# built without a RUNPATH (package builds run these tests too).
+TOOLS_LIB=$BIN/../lib
 LVP_ICD=${GDR_TEST_LVP_ICD:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
 RESULTS=${GDR_TEST_RESULTS:-/dev/stdout}
 failures=0
