@@ -40,7 +40,8 @@ deb:
 			echo "  NOTE    $${unmet#dpkg-checkbuilddeps: error: }: building with -d, CUDA from $(CUDA)"; \
 			flags="$$flags -d"; \
 		fi && \
-		CUDA=$(abspath $(CUDA)) dpkg-buildpackage -us -uc -b $$flags
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL CUDA=$(abspath $(CUDA)) \
+			dpkg-buildpackage -us -uc -b $$flags
 	@# The copy of the tree served its purpose; a failed build keeps it for a look.
 	$(Q)rm -rf $(DEB_OUT)/$(PKG_NAME)
 	$(Q)ls -1 $(DEB_OUT)/*.deb
@@ -55,7 +56,8 @@ rpm:
 	$(Q)tar -C $(RPM_TOP) -czf $(RPM_TOP)/SOURCES/$(PKG_NAME).tar.gz $(PKG_NAME)
 	$(Q)rm -rf $(RPM_TOP)/$(PKG_NAME)
 	$(Q)sed 's|@VERSION@|$(VERSION)|' packaging/rpm/gdrcopy.spec.in >$(RPM_TOP)/SPECS/gdrcopy.spec
-	$(Q)rpmbuild -bb --define '_topdir $(RPM_TOP)' --define 'cuda $(abspath $(CUDA))' \
+	@# The package's own make must not inherit this one's variables (BUILD=, CUDA=...).
+	$(Q)env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL rpmbuild -bb --define '_topdir $(RPM_TOP)' --define 'cuda $(abspath $(CUDA))' \
 		$(if $(GDRDRV_SRCS),,--without dkms) \
 		$(if $(filter 1,$(KMOD)),--with kmod --define 'kver $(KVER)' --define 'kdir $(RPM_KDIR)') \
 		$(RPMBUILD_FLAGS) $(RPM_TOP)/SPECS/gdrcopy.spec
