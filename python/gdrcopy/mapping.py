@@ -65,19 +65,14 @@ class MappingState:
         return InvalidArgument(function, f"{n} bytes at offset {offset} do not fit in the "
                                f"{self.size} bytes mapped")
 
-    def copy(self, copy_fn, function, dst, src, n):
-        """A copy under the lock. Copies do not clear this thread's old reasons first (that
-        would cost a call on the fast path); a failed copy changed nothing, so it is repeated
-        once on a clean slate to tie the library's reason to it."""
-        with self.guard.lock:
-            if self.closed:
-                raise InvalidArgument(function, "this Mapping is unmapped")
-            ret = copy_fn(self.mh, dst, src, n)
-            if ret:
-                self.lib.forget_errors()
-                ret = copy_fn(self.mh, dst, src, n)
-                if ret:
-                    raise self.lib.error(ret, function, self.pin_state.gdr_state.hint())
+    def raise_copy_error(self, ret, copy, function, dst, src, n):
+        """Raise for a copy that returned ret; the lock is held. Copies do not clear this
+        thread's old reasons first (that would cost a call on the fast path); a failed copy
+        changed nothing, so it is repeated once on a clean slate to tie the library's reason
+        to it."""
+        self.lib.forget_errors()
+        if copy(self.mh, dst, src, n):
+            raise self.lib.error(ret, function, self.pin_state.gdr_state.hint())
 
 
 class Mapping:
@@ -122,11 +117,20 @@ class Mapping:
     def write(self, buffer, offset=0):
         """Copy a bytes-like object (bytes, bytearray, memoryview, a NumPy array) to the GPU
         memory at offset, through gdr_copy_to_mapping. Returns the number of bytes written."""
-        src, n = source(buffer, "Mapping.write")
         s = self._state
+        if type(buffer) is bytes:  # the common case, without a call
+            src, n = buffer, len(buffer)
+        else:
+            src, n = source(buffer, "Mapping.write")
         if offset < 0 or n > s.size - offset:
             raise s.range_error("Mapping.write", offset, n)
-        s.copy(s.lib.gdr_copy_to_mapping, "gdr_copy_to_mapping", s.base + offset, src, n)
+        copy = s.lib.gdr_copy_to_mapping
+        with s.guard.lock:
+            if s.closed:
+                raise InvalidArgument("gdr_copy_to_mapping", "this Mapping is unmapped")
+            ret = copy(s.mh, s.base + offset, src, n)
+            if ret:
+                s.raise_copy_error(ret, copy, "gdr_copy_to_mapping", s.base + offset, src, n)
         return n
 
     def read(self, n_or_out, offset=0):
@@ -142,7 +146,13 @@ class Mapping:
         s = self._state
         if offset < 0 or n > s.size - offset:
             raise s.range_error("Mapping.read", offset, n)
-        s.copy(s.lib.gdr_copy_from_mapping, "gdr_copy_from_mapping", dst, s.base + offset, n)
+        copy = s.lib.gdr_copy_from_mapping
+        with s.guard.lock:
+            if s.closed:
+                raise InvalidArgument("gdr_copy_from_mapping", "this Mapping is unmapped")
+            ret = copy(s.mh, dst, s.base + offset, n)
+            if ret:
+                s.raise_copy_error(ret, copy, "gdr_copy_from_mapping", dst, s.base + offset, n)
         return out
 
     def __repr__(self):

@@ -76,7 +76,7 @@ _LEAK_COUNTERS = ("allocations", "handle_refs", "mappings", "reservations", "pri
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """On the simulator, every test leaves as many CUDA objects alive as it found. Checked
+    """On the simulator, no test leaves more CUDA objects alive than it found. Checked
     after the whole protocol, when pytest has dropped the test's fixture values too."""
     cuda = _session_cuda(item)
     if cuda is None:
