@@ -24,7 +24,7 @@ def test_runs_or_says_why_not(script, tmp_path):
         assert r.stdout.strip(), "exit 77 without a reason"
     if script == "check_torch.py":
         lines = results.read_text().splitlines()
-        assert len(lines) == 8
+        assert len(lines) == 10
         assert all(line.split(" ", 1)[0] in ("pass", "skip") and len(line.split(" ")) > 2
                    for line in lines), lines
 

@@ -7,9 +7,13 @@ Checks, each writing from Python through a mapping and checking with torch, and 
   - a gdrcopy.alloc buffer used by torch (torch.as_tensor, torch.from_dlpack) and by CuPy;
   - a tensor from the default allocator (cudaMalloc): refused by the vulkan backend, with the
     library's reason and what to do;
-  - docs/python.md's example: a CUDA kernel polling a value the CPU updates.
+  - docs/python.md's example: a CUDA kernel polling a value the CPU updates;
+  - docs/nccl.md's claims, with torch.distributed on one GPU (a one-rank NCCL communicator still
+    puts its work FIFO in GDRCopy-mapped memory): NCCL_GDRCOPY_ENABLE=1 works on the vulkan
+    backend with NCCL's default cuMem allocations, and with NCCL_CUMEM_ENABLE=0 (cudaMalloc)
+    the pin is refused and NCCL fails its init.
 The allocator is chosen when torch starts, so each group runs in a child process with its own
-PYTORCH_CUDA_ALLOC_CONF. Plain Python (no pytest, which the GPU machine may lack):
+PYTORCH_CUDA_ALLOC_CONF; each NCCL case runs in a process of its own. Plain Python (no pytest, which the GPU machine may lack):
 
     python3 python/tests/gpu/check_torch.py
 
@@ -20,6 +24,7 @@ lines also go there for tests/run-tests.sh (make check-gpu).
 
 import errno
 import os
+import socket
 import subprocess
 import sys
 import traceback
@@ -28,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 NVIDIA_ICDS = ("/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json",
                "/usr/share/vulkan/icd.d/nvidia_icd.json", "/etc/vulkan/icd.d/nvidia_icd.json")
-GROUPS = {"expandable": "expandable_segments:True", "default": ""}
+GROUPS = {"expandable": "expandable_segments:True", "default": "", "nccl": ""}
 
 
 class Skip(Exception):
@@ -172,11 +177,66 @@ def check_alloc_without_expandable_segments(torch, gdrcopy):
     both_ways(torch, gdrcopy, buf, torch.as_tensor(buf, device="cuda").view(torch.int32))
 
 
+NCCL_ALL_REDUCE = """
+import os, torch, torch.distributed as dist
+dist.init_process_group("nccl", init_method="tcp://127.0.0.1:" + os.environ["CHECK_PORT"],
+                        rank=0, world_size=1)
+t = torch.ones(1024, device="cuda")
+dist.all_reduce(t)
+torch.cuda.synchronize()
+assert t.sum().item() == 1024
+dist.destroy_process_group()
+print("all_reduce done")
+"""
+
+
+def nccl_all_reduce(**env):
+    """A one-rank all_reduce with NCCL's and the library's logs: (exit status, output)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # One rank on one machine: NCCL's bootstrap needs no interface but loopback.
+    env = {"NCCL_SOCKET_IFNAME": "lo", **environment(), "NCCL_GDRCOPY_ENABLE": "1",
+           "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT", "GDRCOPY_ENABLE_LOGGING": "1",
+           "GDRCOPY_LOG_LEVEL": "4", "CHECK_PORT": str(port), **env}
+    # NCCL dlopens the unversioned libgdrapi.so: the build's lib directory has the link.
+    lib_dir = os.path.dirname(env.get("GDRCOPY_LIBRARY", ""))
+    if lib_dir:
+        env["LD_LIBRARY_PATH"] = lib_dir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    r = subprocess.run([sys.executable, "-c", NCCL_ALL_REDUCE], env=env, text=True,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    return r.returncode, r.stdout
+
+
+def check_nccl_uses_gdrcopy_with_cumem(torch, gdrcopy):
+    if not torch.distributed.is_nccl_available():
+        raise Skip("this torch has no NCCL")
+    rc, out = nccl_all_reduce()
+    assert rc == 0 and "all_reduce done" in out, f"exit {rc}: {out[-2000:]}"
+    enabled = [l for l in out.splitlines() if "GDRCOPY enabled" in l]
+    assert enabled, f"NCCL did not enable GDRCopy: {out[-2000:]}"
+    return enabled[0].split("NCCL INFO ", 1)[-1]
+
+
+def check_nccl_without_cumem_fails_its_init(torch, gdrcopy):
+    if not torch.distributed.is_nccl_available():
+        raise Skip("this torch has no NCCL")
+    with gdrcopy.open() as g:
+        if g.backend != "vulkan":
+            raise Skip(f"the {g.backend} backend maps NCCL's cudaMalloc FIFO")
+    rc, out = nccl_all_reduce(NCCL_CUMEM_ENABLE="0")
+    assert "not a CUDA VMM allocation" in out, f"the library refused nothing: {out[-2000:]}"
+    assert rc != 0, f"NCCL ran on after the refused pin: {out[-2000:]}"
+    warn = [l for l in out.splitlines() if "NCCL WARN" in l]
+    return warn[0].strip() if warn else f"exit {rc}"
+
+
 CHECKS = {
     "expandable": [check_expandable_tensor, check_expandable_tensor_through_dlpack,
                    check_alloc_as_tensor, check_alloc_from_dlpack, check_alloc_in_cupy,
                    check_kernel_polls_cpu_value],
     "default": [check_default_allocator_refused, check_alloc_without_expandable_segments],
+    "nccl": [check_nccl_uses_gdrcopy_with_cumem, check_nccl_without_cumem_fails_its_init],
 }
 
 
