@@ -8,7 +8,7 @@ calls to. CUDA errors become GdrError with the nearest errno and CUDA's own name
 import ctypes
 import errno
 
-from ._forks import Guard
+from ._lifetime import Once
 from .errors import error
 
 CUDA_SUCCESS = 0
@@ -115,17 +115,8 @@ class Cuda:
         return value.value
 
 
-_guard = Guard()
-_cuda = None
-
-
-def cuda():
-    """The CUDA driver, loaded and initialised on first use."""
-    global _cuda
-    with _guard.lock:
-        if _cuda is None:
-            _cuda = Cuda()
-        return _cuda
+# The CUDA driver, loaded and initialised at the first call.
+cuda = Once(Cuda)
 
 
 class ContextScope:

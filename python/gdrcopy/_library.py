@@ -10,7 +10,7 @@ import ctypes
 import errno
 import os
 
-from ._forks import Guard
+from ._lifetime import Once
 from .errors import error
 
 LIBRARY_ENV = "GDRCOPY_LIBRARY"
@@ -113,17 +113,8 @@ class Library:
         return error(err, function, reason, hint)
 
 
-_guard = Guard()
-_library = None
-
-
-def library():
-    """The library, loaded on first use."""
-    global _library
-    with _guard.lock:
-        if _library is None:
-            _library = Library(os.environ.get(LIBRARY_ENV) or LIBRARY_NAME)
-        return _library
+# The library, loaded at the first call.
+library = Once(lambda: Library(os.environ.get(LIBRARY_ENV) or LIBRARY_NAME))
 
 
 def runtime_version():

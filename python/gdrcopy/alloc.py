@@ -9,10 +9,9 @@ size is nbytes rounded up to the granularity (2 MiB on current GPUs).
 """
 
 import ctypes
-import weakref
 
 from . import _cuda, _dlpack
-from ._forks import Guard
+from ._lifetime import Guard, release_when_gone
 from .errors import InvalidArgument
 
 GPU_PAGE_SIZE = 1 << 16
@@ -42,14 +41,6 @@ class _Allocation:
             if self.handle is not None:
                 cu.cuMemRelease(self.handle)
                 self.handle = None
-
-    def release_quietly(self):
-        # A fork child's copy of a CUDA allocation is not its own to free.
-        if not self.guard.inherited:
-            try:
-                self.release()
-            except OSError:
-                pass
 
 
 def _allocate(cu, nbytes, device):
@@ -107,7 +98,7 @@ class DeviceBuffer:
             raise InvalidArgument("gdrcopy.alloc", f"no CUDA device {device}")
         self._alloc = _allocate(_cuda.cuda(), nbytes, device)
         self._nbytes = nbytes
-        weakref.finalize(self, self._alloc.release_quietly).atexit = False
+        release_when_gone(self, self._alloc.guard, self._alloc.release)
 
     @property
     def ptr(self):

@@ -6,7 +6,7 @@ import errno
 import weakref
 
 from . import _library
-from ._forks import Guard
+from ._lifetime import Closing, Guard, release_when_gone
 from ._ranges import device_range
 from .errors import InvalidArgument
 from .pin import Pin, PinState
@@ -51,15 +51,8 @@ class GdrState:
         if ret:
             raise self.lib.error(ret, "gdr_close", self.hint())
 
-    def close_quietly(self):
-        if not self.guard.inherited:
-            try:
-                self.close()
-            except OSError:
-                pass
 
-
-class Gdr:
+class Gdr(Closing):
     """An open libgdrapi (gdr_open), closed by close(), at the end of a with block, or when
     the object goes. Thread-safe: pins of one Gdr may be made and used from many threads."""
 
@@ -70,13 +63,7 @@ class Gdr:
         if not handle:
             raise lib.error(errno.ENODEV, "gdr_open")
         self._state = GdrState(lib, handle)
-        weakref.finalize(self, self._state.close_quietly).atexit = False
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        release_when_gone(self, self._state.guard, self._state.close)
 
     def close(self):
         """Unmap and unpin everything still held, and close the library (gdr_close)."""

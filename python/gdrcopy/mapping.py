@@ -8,9 +8,8 @@ loads (about 1-2 GB/s on an H200's host).
 """
 
 import enum
-import weakref
 
-from ._forks import Guard
+from ._lifetime import Closing, Guard, release_when_gone
 from ._host import destination, source
 from .errors import InvalidArgument
 
@@ -54,28 +53,25 @@ class MappingState:
                 return
             self.pin_state.unmap_locked(self)
 
-    def unmap_quietly(self):
-        if not self.guard.inherited:
-            try:
-                self.unmap()
-            except OSError:
-                pass
-
     def range_error(self, function, offset, n):
         return InvalidArgument(function, f"{n} bytes at offset {offset} do not fit in the "
                                f"{self.size} bytes mapped")
 
-    def raise_copy_error(self, ret, copy, function, dst, src, n):
-        """Raise for a copy that returned ret; the lock is held. Copies do not clear this
-        thread's old reasons first (that would cost a call on the fast path); a failed copy
-        changed nothing, so it is repeated once on a clean slate to tie the library's reason
-        to it."""
-        self.lib.forget_errors()
-        if copy(self.mh, dst, src, n):
-            raise self.lib.error(ret, function, self.pin_state.gdr_state.hint())
+    def copy(self, copy, function, dst, src, n):
+        """One copy, under the lock. Copies do not clear this thread's old reasons first (that
+        would cost a call on the fast path); a failed copy changed nothing, so it is repeated
+        once on a clean slate to tie the library's reason to it."""
+        with self.guard.lock:
+            if self.closed:
+                raise InvalidArgument(function, "this Mapping is unmapped")
+            ret = copy(self.mh, dst, src, n)
+            if ret:
+                self.lib.forget_errors()
+                if copy(self.mh, dst, src, n):
+                    raise self.lib.error(ret, function, self.pin_state.gdr_state.hint())
 
 
-class Mapping:
+class Mapping(Closing):
     """[pin.ptr, pin.ptr + pin.size) mapped for the CPU; offsets count from pin.ptr. Unmapped by
     close(), at the end of a with block, or when the object goes. Copies through one Mapping
     from several threads are safe and take turns; for parallel copies use one pin per thread."""
@@ -83,13 +79,7 @@ class Mapping:
     def __init__(self, pin, state):
         self._pin = pin
         self._state = state
-        weakref.finalize(self, state.unmap_quietly).atexit = False
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        release_when_gone(self, state.guard, state.unmap)
 
     @property
     def pin(self):
@@ -124,13 +114,7 @@ class Mapping:
             src, n = source(buffer, "Mapping.write")
         if offset < 0 or n > s.size - offset:
             raise s.range_error("Mapping.write", offset, n)
-        copy = s.lib.gdr_copy_to_mapping
-        with s.guard.lock:
-            if s.closed:
-                raise InvalidArgument("gdr_copy_to_mapping", "this Mapping is unmapped")
-            ret = copy(s.mh, s.base + offset, src, n)
-            if ret:
-                s.raise_copy_error(ret, copy, "gdr_copy_to_mapping", s.base + offset, src, n)
+        s.copy(s.lib.gdr_copy_to_mapping, "gdr_copy_to_mapping", s.base + offset, src, n)
         return n
 
     def read(self, n_or_out, offset=0):
@@ -146,13 +130,7 @@ class Mapping:
         s = self._state
         if offset < 0 or n > s.size - offset:
             raise s.range_error("Mapping.read", offset, n)
-        copy = s.lib.gdr_copy_from_mapping
-        with s.guard.lock:
-            if s.closed:
-                raise InvalidArgument("gdr_copy_from_mapping", "this Mapping is unmapped")
-            ret = copy(s.mh, dst, s.base + offset, n)
-            if ret:
-                s.raise_copy_error(ret, copy, "gdr_copy_from_mapping", dst, s.base + offset, n)
+        s.copy(s.lib.gdr_copy_from_mapping, "gdr_copy_from_mapping", dst, s.base + offset, n)
         return out
 
     def __repr__(self):

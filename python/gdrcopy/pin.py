@@ -3,10 +3,10 @@
 
 import ctypes
 import errno
-import weakref
 from typing import NamedTuple
 
 from . import _library
+from ._lifetime import Closing, release_when_gone
 from .errors import GdrError, InvalidArgument
 from .mapping import Mapping, MappingState, MappingType
 
@@ -103,13 +103,6 @@ class PinState:
             g.pins.discard(self)
         self.found.release()
 
-    def unpin_quietly(self):
-        if not self.gdr_state.guard.inherited:
-            try:
-                self.unpin()
-            except OSError:
-                pass
-
     def forget(self):
         """The library released this pin (gdr_close): only the Python side is left to end."""
         if self.mapping is not None:
@@ -119,20 +112,14 @@ class PinState:
         self.found.release()
 
 
-class Pin:
+class Pin(Closing):
     """Pinned GPU memory: [ptr, ptr + size) of the object or device pointer given to
     Gdr.pin. Unpinned by close(), at the end of a with block, or when the object goes."""
 
     def __init__(self, gdr, state):
         self._gdr = gdr
         self._state = state
-        weakref.finalize(self, state.unpin_quietly).atexit = False
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        release_when_gone(self, state.gdr_state.guard, state.unpin)
 
     @property
     def gdr(self):

@@ -3,6 +3,7 @@
 
 import ctypes
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -13,10 +14,17 @@ import gdrcopy
 from gdrcopy import _library
 
 
-def run_python(code, **env):
-    """Run code in a fresh interpreter (the library is loaded once per process)."""
-    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
-                          capture_output=True, text=True, timeout=120)
+def open_in_a_new_process(**env):
+    """gdrcopy.open() in a fresh interpreter (the library is loaded once per process) with env
+    added: (errno, message, reason) of its OSError."""
+    code = ("import json, gdrcopy\n"
+            "try:\n    gdrcopy.open()\n"
+            "except OSError as e:\n"
+            "    print(json.dumps([e.errno, str(e), getattr(e, 'reason', '')]))\n")
+    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout, r.stdout + r.stderr
+    return json.loads(r.stdout)
 
 
 def test_runtime_version():
@@ -35,33 +43,22 @@ def test_library_gives_reasons():
 
 
 def test_missing_library_says_what_to_do():
-    r = run_python("import gdrcopy\n"
-                   "try:\n    gdrcopy.open()\n"
-                   "except OSError as e:\n    print(e.errno, e)\n",
-                   GDRCOPY_LIBRARY="/nonexistent/libgdrapi.so.2")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith(f"{errno.ENOENT} "), r.stdout
-    assert "/nonexistent/libgdrapi.so.2" in r.stdout and "GDRCOPY_LIBRARY" in r.stdout
+    err, message, _ = open_in_a_new_process(GDRCOPY_LIBRARY="/nonexistent/libgdrapi.so.2")
+    assert err == errno.ENOENT
+    assert "/nonexistent/libgdrapi.so.2" in message and "GDRCOPY_LIBRARY" in message
 
 
 def test_open_failure_carries_each_backends_reason():
-    r = run_python("import gdrcopy\n"
-                   "try:\n    gdrcopy.open()\n"
-                   "except gdrcopy.GdrError as e:\n    print(e.errno); print(e.reason)\n",
-                   GDRCOPY_BACKEND="no-such-backend")
-    assert r.returncode == 0, r.stderr
-    err, reason = r.stdout.splitlines()
-    assert int(err) == errno.ENODEV
+    err, _, reason = open_in_a_new_process(GDRCOPY_BACKEND="no-such-backend")
+    assert err == errno.ENODEV
     assert "GDRCOPY_BACKEND=no-such-backend: no such backend" in reason
 
 
 def test_open_failure_without_a_device():
-    r = run_python("import gdrcopy\n"
-                   "try:\n    gdrcopy.open()\n"
-                   "except gdrcopy.GdrError as e:\n    print(e.reason)\n",
-                   GDRCOPY_SIM_CUDA_DEVICES="0", GDRCOPY_BACKEND="vulkan")
-    assert r.returncode == 0, r.stderr
-    assert "backend vulkan: unavailable:" in r.stdout, r.stdout
+    err, _, reason = open_in_a_new_process(GDRCOPY_SIM_CUDA_DEVICES="0",
+                                           GDRCOPY_BACKEND="vulkan")
+    assert err == errno.ENODEV
+    assert "backend vulkan: unavailable:" in reason
 
 
 def test_open_close(gdr):

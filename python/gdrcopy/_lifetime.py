@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""What the objects of this package need to know about fork.
+"""How the package's objects live and end: context managers, finalizers, loaded-once libraries,
+and what a fork child inherits.
 
 A fork child inherits the parent's Python objects, but not what they stand for: its copy of a
 gdr_t, a pin or a CUDA allocation belongs to the parent (CUDA contexts do not survive fork, and
@@ -43,3 +44,43 @@ def _after_fork_in_child():
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _release_unless_inherited(guard, release):
+    if guard.inherited:
+        return
+    try:
+        release()
+    except OSError:
+        pass  # a finalizer has nobody to tell; the explicit close() raises
+
+
+def release_when_gone(obj, guard, release):
+    """Call release() when obj is garbage-collected, unless obj was inherited through fork.
+    Not at interpreter exit: the process's end releases everything anyway."""
+    weakref.finalize(obj, _release_unless_inherited, guard, release).atexit = False
+
+
+class Closing:
+    """A context manager whose exit calls close()."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Once:
+    """A value made by make() at the first call, once, whatever the threads."""
+
+    def __init__(self, make):
+        self._make = make
+        self._guard = Guard()
+        self._value = None
+
+    def __call__(self):
+        with self._guard.lock:
+            if self._value is None:
+                self._value = self._make()
+            return self._value
