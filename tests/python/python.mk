@@ -11,7 +11,7 @@ $(PYTHON_TEST): tests/python/test_python.sh
 
 check-build: $(PYTHON_TEST) $(LIB_SHARED) $(SIM_CUDA_LIB)
 CHECK_TESTS += $(PYTHON_TEST)
-CHECK_DEBS += python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy \
+CHECK_DEBS += python3 python3-venv python3-setuptools python3-wheel python3-numpy \
 	python3-pytest mesa-vulkan-drivers libvulkan1
 
 # Tier 3 (make check-gpu): python/tests/gpu/check_torch.py, the package with PyTorch and CuPy
