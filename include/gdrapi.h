@@ -210,6 +210,22 @@ int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v);
 /* *pstr = "None", "Write Combining", "Caching" or "Device"; EINVAL for any other type. */
 int gdr_get_mapping_type_string(gdr_mapping_type_t type, const char **pstr);
 
+/* ---- Error reasons (gdrcopy extension) -------------------------------------------------------- */
+
+/* The most text gdr_ext_take_errors keeps per thread, its NUL included. */
+#define GDR_EXT_ERRORS_MAX 1024
+
+/*
+ * Why the calling thread's calls failed: the messages the library gave at error level (what
+ * GDRCOPY_ENABLE_LOGGING prints as "ERR:"), recorded whether or not logging is on, one per line,
+ * oldest first, since the previous gdr_ext_take_errors in this thread. Copies at most size - 1
+ * bytes of them and a NUL into buf, forgets them all, and returns the length copied; buf NULL
+ * or size 0 only forgets them. Bindings call it once before a call to start clean and once
+ * after it fails. Failures that are plain argument errors (a NULL pointer, a stale handle) log
+ * nothing: an empty result means the errno says it all.
+ */
+size_t gdr_ext_take_errors(char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

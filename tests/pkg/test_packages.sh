@@ -32,7 +32,7 @@ mk() { make --no-print-directory -C "$src" BUILD="$build" CUDA="$cuda" "$@"; }
 have_module=0
 [ -n "$(ls "$src"/kernel/*.c 2>/dev/null)" ] && have_module=1
 exports="gdr_close gdr_copy_from_mapping gdr_copy_to_mapping gdr_driver_get_version
-gdr_get_attribute gdr_get_callback_flag gdr_get_info gdr_get_info_v2 gdr_get_mapping_type_string
+gdr_ext_take_errors gdr_get_attribute gdr_get_callback_flag gdr_get_info gdr_get_info_v2 gdr_get_mapping_type_string
 gdr_map gdr_map_v2 gdr_open gdr_pin_buffer gdr_pin_buffer_v2 gdr_runtime_get_version gdr_unmap
 gdr_unpin_buffer"
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The shared library's contract with other people's binaries: SONAME, the dev symlink chain, and
-# exactly GDRCopy 2.6's public functions plus the v1 gdr_get_info exported, nothing else.
+# exactly GDRCopy 2.6's public functions (the v1 gdr_get_info among them) and the one gdrcopy
+# extension function, gdr_ext_take_errors, exported, nothing else.
 # LIB_DIR is substituted at build time.
 set -u
 lib_dir=@LIB_DIR@
@@ -23,6 +24,7 @@ want="gdr_close
 gdr_copy_from_mapping
 gdr_copy_to_mapping
 gdr_driver_get_version
+gdr_ext_take_errors
 gdr_get_attribute
 gdr_get_callback_flag
 gdr_get_info
@@ -38,7 +40,7 @@ gdr_unmap
 gdr_unpin_buffer"
 got=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
 if [ "$got" != "$want" ]; then
-	say "exported symbols differ from GDRCopy 2.6's public set:"
+	say "exported symbols differ from GDRCopy 2.6's public set plus gdr_ext_take_errors:"
 	printf '%s\n' "$want" >"${TMPDIR:-/tmp}/exports.want.$$"
 	printf '%s\n' "$got" | diff "${TMPDIR:-/tmp}/exports.want.$$" - >&2
 	rm -f "${TMPDIR:-/tmp}/exports.want.$$"

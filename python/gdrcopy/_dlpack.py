@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: MIT
+"""DLPack in pure Python: export device memory as a capsule, and borrow the memory of a capsule.
+
+The structures and capsule names are DLPack's (dlpack.h, version 1.0). Both directions keep to
+the protocol's ownership rule: whoever holds an unconsumed capsule frees it through the capsule
+destructor; a consumer renames the capsule to "used_..." and calls the managed tensor's deleter
+when it is done with the memory.
+"""
+
+import ctypes
+
+from .errors import InvalidArgument
+
+KDL_CPU = 1
+KDL_CUDA = 2
+KDL_CUDA_HOST = 3
+KDL_CUDA_MANAGED = 13
+KDL_UINT = 1
+
+LEGACY_NAME = b"dltensor"
+LEGACY_USED_NAME = b"used_dltensor"
+VERSIONED_NAME = b"dltensor_versioned"
+VERSIONED_USED_NAME = b"used_dltensor_versioned"
+VERSION = (1, 0)
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+# Both managed-tensor flavours' deleters take a pointer to their own struct.
+Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64),
+                ("dl_tensor", DLTensor)]
+
+
+
+def _capi(name, restype, *argtypes):
+    """A Python C API function with its own prototype (never ctypes.pythonapi's shared one,
+    whose argtypes other code may set differently)."""
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_capsule_new = _capi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p,
+                     ctypes.c_void_p)
+# The destructor gets the dying capsule: it must be passed as a plain pointer, never as a
+# py_object (which would take a reference to an object being freed).
+_capsule_is_valid = _capi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
+_capsule_get_pointer = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_char_p)
+_capsule_set_name = _capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+
+# Exported managed tensors still alive, by address: each entry keeps its struct, its shape and
+# the memory's owner alive until the deleter (consumer) or the capsule destructor (no consumer)
+# removes it. Single dict operations need no lock.
+_exported = {}
+
+
+@Deleter
+def _delete_exported(address):
+    _exported.pop(address, None)
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _destroy_capsule(capsule):
+    for name in (LEGACY_NAME, VERSIONED_NAME):
+        if _capsule_is_valid(capsule, name):
+            _exported.pop(_capsule_get_pointer(capsule, name), None)
+            return
+
+
+def export(owner, ptr, nbytes, device_type, device_id, versioned):
+    """A capsule for nbytes of uint8 at ptr, keeping owner alive while a consumer uses it."""
+    shape = (ctypes.c_int64 * 1)(nbytes)
+    managed = DLManagedTensorVersioned() if versioned else DLManagedTensor()
+    tensor = managed.dl_tensor
+    tensor.data = ptr
+    tensor.device = DLDevice(device_type, device_id)
+    tensor.ndim = 1
+    tensor.dtype = DLDataType(KDL_UINT, 8, 1)
+    tensor.shape = shape
+    managed.deleter = ctypes.cast(_delete_exported, ctypes.c_void_p)
+    if versioned:
+        managed.version = DLPackVersion(*VERSION)
+    address = ctypes.addressof(managed)
+    _exported[address] = (managed, shape, owner)
+    try:
+        return _capsule_new(address, VERSIONED_NAME if versioned else LEGACY_NAME,
+                                  ctypes.cast(_destroy_capsule, ctypes.c_void_p))
+    except BaseException:
+        del _exported[address]
+        raise
+
+
+def live_exports():
+    """How many exported managed tensors are not yet released (for tests)."""
+    return len(_exported)
+
+
+def _compact_strides(shape, strides):
+    if not strides:
+        return True
+    expected = 1
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent > 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+class Borrowed:
+    """Memory described by a consumed capsule: ptr, nbytes, and release() for the deleter."""
+
+    def __init__(self, ptr, nbytes, device_type, device_id, address, deleter):
+        self.ptr = ptr
+        self.nbytes = nbytes
+        self.device_type = device_type
+        self.device_id = device_id
+        self._address = address
+        self._deleter = deleter
+
+    def release(self):
+        deleter, self._deleter = self._deleter, None
+        if deleter:
+            Deleter(deleter)(self._address)
+
+
+def borrow(obj, function):
+    """Consume obj.__dlpack__()'s capsule: the memory it describes, as one contiguous range."""
+    capsule = obj.__dlpack__()
+    if _capsule_is_valid(id(capsule), LEGACY_NAME):
+        name, used = LEGACY_NAME, LEGACY_USED_NAME
+        address = _capsule_get_pointer(id(capsule), name)
+        managed = DLManagedTensor.from_address(address)
+    elif _capsule_is_valid(id(capsule), VERSIONED_NAME):
+        name, used = VERSIONED_NAME, VERSIONED_USED_NAME
+        address = _capsule_get_pointer(id(capsule), name)
+        managed = DLManagedTensorVersioned.from_address(address)
+        if managed.version.major != VERSION[0]:
+            raise InvalidArgument(function, f"DLPack version {managed.version.major}."
+                                  f"{managed.version.minor} is not supported (1.x is)")
+    else:
+        raise TypeError(f"{function}: {type(obj).__name__}.__dlpack__() returned "
+                        f"{type(capsule).__name__}, not a DLPack capsule")
+    tensor = managed.dl_tensor
+    shape = [tensor.shape[i] for i in range(tensor.ndim)]
+    strides = [tensor.strides[i] for i in range(tensor.ndim)] if tensor.strides else None
+    bits = tensor.dtype.bits * tensor.dtype.lanes
+    if bits % 8:
+        raise InvalidArgument(function, f"DLPack elements of {bits} bits are not whole bytes")
+    if not _compact_strides(shape, strides):
+        raise InvalidArgument(function, f"the DLPack tensor is not contiguous (shape {shape}, "
+                              f"strides {strides}); pin a contiguous tensor")
+    nbytes = bits // 8
+    for extent in shape:
+        nbytes *= extent
+    borrowed = Borrowed((tensor.data or 0) + tensor.byte_offset, nbytes,
+                        tensor.device.device_type, tensor.device.device_id, address,
+                        managed.deleter)
+    if _capsule_set_name(capsule, used):
+        raise RuntimeError(f"{function}: renaming the DLPack capsule failed")
+    return borrowed

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: MIT
+"""Which device memory a pin covers: (device_ptr, size), or an object that describes its memory
+through __cuda_array_interface__ (CuPy, PyTorch, Numba, gdrcopy.alloc) or DLPack."""
+
+from . import _dlpack
+from .errors import InvalidArgument
+
+_FUNCTION = "pin"
+
+
+class DeviceRange:
+    """ptr and size of the memory; owner and borrowed are kept until the pin is released."""
+
+    def __init__(self, ptr, size, owner=None, borrowed=None):
+        self.ptr = ptr
+        self.size = size
+        self.owner = owner
+        self.borrowed = borrowed
+
+    def release(self):
+        if self.borrowed is not None:
+            self.borrowed.release()
+            self.borrowed = None
+        self.owner = None
+
+
+def _itemsize(typestr):
+    try:
+        return int(typestr[2:])
+    except (TypeError, ValueError):
+        raise InvalidArgument(_FUNCTION, f"__cuda_array_interface__ typestr {typestr!r} is "
+                              f"not of the form '<f4'") from None
+
+
+def _from_array_interface(obj, cai):
+    if cai.get("mask") is not None:
+        raise InvalidArgument(_FUNCTION, "masked arrays cannot be pinned")
+    shape = tuple(cai["shape"])
+    itemsize = _itemsize(cai["typestr"])
+    strides = cai.get("strides")
+    if strides is not None:
+        expected = itemsize
+        for extent, stride in zip(reversed(shape), reversed(strides)):
+            if extent > 1 and stride != expected:
+                raise InvalidArgument(_FUNCTION, f"the array is not contiguous (shape {shape}, "
+                                      f"strides {tuple(strides)}); pin a contiguous one")
+            expected *= extent
+    size = itemsize
+    for extent in shape:
+        size *= extent
+    return DeviceRange(cai["data"][0] or 0, size, owner=obj)
+
+
+def _from_dlpack(obj):
+    device_type, _ = obj.__dlpack_device__()
+    if device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED):
+        raise InvalidArgument(_FUNCTION, f"DLPack device type {device_type} is not CUDA device "
+                              f"memory; only GPU memory can be pinned")
+    borrowed = _dlpack.borrow(obj, _FUNCTION)
+    return DeviceRange(borrowed.ptr, borrowed.nbytes, owner=obj, borrowed=borrowed)
+
+
+def device_range(obj, size=None):
+    """The DeviceRange of pin(obj) or pin(device_ptr, size)."""
+    if isinstance(obj, int):
+        if size is None:
+            raise TypeError("pin(device_ptr, size): give the size of the range at device_ptr")
+        if not isinstance(size, int):
+            raise TypeError(f"pin: size must be an int, not {type(size).__name__}")
+        found = DeviceRange(obj, size)
+    elif size is not None:
+        raise TypeError("pin(obj) takes its size from obj; pass a size only with a device "
+                        "pointer")
+    elif hasattr(obj, "__cuda_array_interface__"):
+        found = _from_array_interface(obj, obj.__cuda_array_interface__)
+    elif hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        found = _from_dlpack(obj)
+    else:
+        raise TypeError(f"pin: {type(obj).__name__} is not GPU memory: pass an object with "
+                        f"__cuda_array_interface__ or DLPack (a CUDA tensor, a CuPy array, "
+                        f"gdrcopy.alloc()), or (device_ptr, size)")
+    if found.ptr <= 0 or found.size <= 0:
+        found.release()
+        raise InvalidArgument(_FUNCTION, f"nothing to pin: address {found.ptr:#x}, "
+                              f"{found.size} bytes")
+    return found

@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: MIT
+"""Gdr: an open instance of the library (a gdr_t), the owner of its pins."""
+
+import ctypes
+import errno
+import weakref
+
+from . import _library
+from ._lifetime import Closing, Guard, release_when_gone
+from ._ranges import device_range
+from .errors import InvalidArgument
+from .pin import Pin, PinState
+
+_VULKAN_PIN_HINT = ("from Python: allocate with gdrcopy.alloc(), or let PyTorch allocate with "
+                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+
+
+class GdrState:
+    """The gdr_t and what the library holds in it. Its lock serialises every call that passes
+    the gdr_t (the library serialises them anyway) and nests outside each mapping's lock."""
+
+    def __init__(self, lib, handle):
+        self.lib = lib
+        self.handle = handle
+        self.guard = Guard()
+        self.pins = weakref.WeakSet()
+
+    def live(self, function):
+        """The gdr_t, or InvalidArgument when closed. Call with the lock held."""
+        if self.handle is None:
+            raise InvalidArgument(function, "this Gdr is closed")
+        return self.handle
+
+    def hint(self):
+        """What to say about an error on an object made before a fork, in the child."""
+        if self.guard.inherited:
+            return ("this object was made before fork(); a child process must use a "
+                    "gdrcopy.open() of its own")
+        return ""
+
+    def close(self):
+        with self.guard.lock:
+            if self.handle is None:
+                return
+            # gdr_close unmaps and unpins what is left; the Python objects only learn of it.
+            for pin in list(self.pins):
+                pin.forget()
+            handle, self.handle = self.handle, None
+            self.lib.forget_errors()
+            ret = self.lib.gdr_close(handle)
+        if ret:
+            raise self.lib.error(ret, "gdr_close", self.hint())
+
+
+class Gdr(Closing):
+    """An open libgdrapi (gdr_open), closed by close(), at the end of a with block, or when
+    the object goes. Thread-safe: pins of one Gdr may be made and used from many threads."""
+
+    def __init__(self):
+        lib = _library.library()
+        lib.forget_errors()
+        handle = lib.gdr_open()
+        if not handle:
+            raise lib.error(errno.ENODEV, "gdr_open")
+        self._state = GdrState(lib, handle)
+        release_when_gone(self, self._state.guard, self._state.close)
+
+    def close(self):
+        """Unmap and unpin everything still held, and close the library (gdr_close)."""
+        self._state.close()
+
+    @property
+    def closed(self):
+        return self._state.handle is None
+
+    def _query(self, function, call):
+        state = self._state
+        with state.guard.lock:
+            handle = state.live(function)
+            state.lib.forget_errors()
+            ret = call(state.lib, handle)
+        if ret:
+            raise state.lib.error(ret, function, state.hint())
+
+    @property
+    def backend(self):
+        """The backend in use: "gdrdrv", "dmabuf" or "vulkan" (None from GDRCopy's library,
+        which does not say)."""
+        value = ctypes.c_int()
+        try:
+            self._query("gdr_get_attribute", lambda lib, g: lib.gdr_get_attribute(
+                g, _library.GDR_ATTR_EXT_BACKEND, ctypes.byref(value)))
+        except InvalidArgument:
+            if self.closed:
+                raise
+            return None
+        return _library.BACKEND_NAMES.get(value.value)
+
+    @property
+    def driver_version(self):
+        """(major, minor) of gdrdrv, or of the gdrdrv behaviour a backend without it gives."""
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        self._query("gdr_driver_get_version", lambda lib, g: lib.gdr_driver_get_version(
+            g, ctypes.byref(major), ctypes.byref(minor)))
+        return major.value, minor.value
+
+    def pin(self, obj, size=None):
+        """Pin GPU memory for CPU mapping: obj is an object with __cuda_array_interface__ or
+        DLPack (a CUDA tensor, a CuPy array, a gdrcopy.alloc() buffer), kept alive while
+        pinned, or a device pointer with size. Returns a Pin."""
+        found = device_range(obj, size)
+        state = self._state
+        try:
+            with state.guard.lock:
+                handle = state.live("gdr_pin_buffer_v2")
+                mh = _library.gdr_mh_t()
+                state.lib.forget_errors()
+                ret = state.lib.gdr_pin_buffer_v2(handle, found.ptr, found.size, 0,
+                                                  ctypes.byref(mh))
+                if ret:
+                    raise state.lib.error(ret, "gdr_pin_buffer_v2", self._pin_hint(ret, handle))
+                pin_state = PinState(state, mh, found)
+                state.pins.add(pin_state)
+        except BaseException:
+            found.release()
+            raise
+        return Pin(self, pin_state)
+
+    def _pin_hint(self, ret, handle):
+        hint = self._state.hint()
+        if hint or ret != errno.ENOTSUP:
+            return hint
+        value = ctypes.c_int()
+        if (self._state.lib.gdr_get_attribute(handle, _library.GDR_ATTR_EXT_BACKEND,
+                                              ctypes.byref(value)) == 0
+                and _library.BACKEND_NAMES.get(value.value) == "vulkan"):
+            return _VULKAN_PIN_HINT
+        return ""
+
+    def __repr__(self):
+        return f"<gdrcopy.Gdr {'closed' if self.closed else 'open'}>"
+
+
+def open():
+    """Open the library: a Gdr (a context manager)."""
+    return Gdr()

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: MIT
+"""Pin: a range of GPU memory pinned for CPU mapping (gdr_pin_buffer_v2), and its info."""
+
+import ctypes
+import errno
+from typing import NamedTuple
+
+from . import _library
+from ._lifetime import Closing, release_when_gone
+from .errors import GdrError, InvalidArgument
+from .mapping import Mapping, MappingState, MappingType
+
+
+class PinInfo(NamedTuple):
+    """gdr_get_info_v2: the pinned range is [va, va + mapped_size), GPU-page aligned, and may
+    start before the pin's ptr and end after ptr + size."""
+    va: int
+    mapped_size: int
+    page_size: int
+    mapped: bool
+    wc_mapping: bool
+    mapping_type: MappingType
+
+
+class PinState:
+    """The library's handle and the memory it pins. Guarded by its GdrState's lock."""
+
+    def __init__(self, gdr_state, mh, found):
+        self.gdr_state = gdr_state
+        self.mh = mh
+        self.found = found
+        self.mapping = None
+        self.closed = False
+
+    def live(self, function):
+        """The gdr_t, or InvalidArgument when this pin or its Gdr is gone. Lock held."""
+        if self.closed:
+            raise InvalidArgument(function, "this Pin is unpinned")
+        return self.gdr_state.live(function)
+
+    def info(self):
+        g = self.gdr_state
+        raw = _library.gdr_info_v2_t()
+        with g.guard.lock:
+            handle = self.live("gdr_get_info_v2")
+            g.lib.forget_errors()
+            ret = g.lib.gdr_get_info_v2(handle, self.mh, ctypes.byref(raw))
+        if ret:
+            raise g.lib.error(ret, "gdr_get_info_v2", g.hint())
+        return PinInfo(raw.va, raw.mapped_size, raw.page_size, bool(raw.mapped),
+                       bool(raw.wc_mapping), MappingType(raw.mapping_type))
+
+    def map(self):
+        g = self.gdr_state
+        raw = _library.gdr_info_v2_t()
+        va = ctypes.c_void_p()
+        with g.guard.lock:
+            handle = self.live("gdr_map")
+            if self.mapping is not None:
+                raise GdrError(errno.EAGAIN, "gdr_map", "this Pin is already mapped",
+                               "use its Mapping, or close that first")
+            g.lib.forget_errors()
+            ret = g.lib.gdr_get_info_v2(handle, self.mh, ctypes.byref(raw))
+            if ret:
+                raise g.lib.error(ret, "gdr_get_info_v2", g.hint())
+            ret = g.lib.gdr_map(handle, self.mh, ctypes.byref(va), raw.mapped_size)
+            if ret:
+                raise g.lib.error(ret, "gdr_map", g.hint())
+            ret = g.lib.gdr_get_info_v2(handle, self.mh, ctypes.byref(raw))
+            if ret:
+                g.lib.gdr_unmap(handle, self.mh, va, raw.mapped_size)
+                raise g.lib.error(ret, "gdr_get_info_v2", g.hint())
+            # The mapping starts at info.va, the GPU page holding the pinned address.
+            self.mapping = MappingState(self, va.value, raw.mapped_size,
+                                        va.value + (self.found.ptr - raw.va), self.found.size,
+                                        MappingType(raw.mapping_type))
+            return self.mapping
+
+    def unmap_locked(self, mapping):
+        """gdr_unmap, with the GdrState's lock held."""
+        g = self.gdr_state
+        handle = self.live("gdr_unmap")
+        mapping.close()
+        g.lib.forget_errors()
+        ret = g.lib.gdr_unmap(handle, self.mh, mapping.va, mapping.map_size)
+        if ret:
+            mapping.reopen()
+            raise g.lib.error(ret, "gdr_unmap", g.hint())
+        self.mapping = None
+
+    def unpin(self):
+        g = self.gdr_state
+        with g.guard.lock:
+            if self.closed or g.handle is None:
+                return
+            if self.mapping is not None:
+                self.unmap_locked(self.mapping)
+            g.lib.forget_errors()
+            ret = g.lib.gdr_unpin_buffer(g.handle, self.mh)
+            if ret:
+                raise g.lib.error(ret, "gdr_unpin_buffer", g.hint())
+            self.closed = True
+            g.pins.discard(self)
+        self.found.release()
+
+    def forget(self):
+        """The library released this pin (gdr_close): only the Python side is left to end."""
+        if self.mapping is not None:
+            self.mapping.close()
+            self.mapping = None
+        self.closed = True
+        self.found.release()
+
+
+class Pin(Closing):
+    """Pinned GPU memory: [ptr, ptr + size) of the object or device pointer given to
+    Gdr.pin. Unpinned by close(), at the end of a with block, or when the object goes."""
+
+    def __init__(self, gdr, state):
+        self._gdr = gdr
+        self._state = state
+        release_when_gone(self, state.gdr_state.guard, state.unpin)
+
+    @property
+    def gdr(self):
+        return self._gdr
+
+    @property
+    def ptr(self):
+        """The device address pinned."""
+        return self._state.found.ptr
+
+    @property
+    def size(self):
+        return self._state.found.size
+
+    @property
+    def closed(self):
+        return self._state.closed
+
+    @property
+    def info(self):
+        """PinInfo (gdr_get_info_v2)."""
+        return self._state.info()
+
+    def map(self):
+        """Map the pin into this process (gdr_map): a Mapping of [ptr, ptr + size)."""
+        return Mapping(self, self._state.map())
+
+    def close(self):
+        """Unmap if mapped, then unpin (gdr_unpin_buffer). On failure the pin stays."""
+        self._state.unpin()
+
+    unpin = close
+
+    def __repr__(self):
+        state = "unpinned" if self.closed else "pinned"
+        return f"<gdrcopy.Pin {self.ptr:#x}+{self.size} {state}>"

@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: MIT
+"""Pin: what can be pinned, what is refused and why, info, and the pin's life."""
+
+import errno
+import gc
+import weakref
+
+import pytest
+
+import gdrcopy
+
+GPU_PAGE = 1 << 16
+
+
+def test_pin_buffer_info(gdr, buf):
+    with gdr.pin(buf) as p:
+        assert (p.ptr, p.size) == (buf.ptr, buf.nbytes)
+        info = p.info
+        assert info.va == buf.ptr & ~(GPU_PAGE - 1)
+        assert info.va + info.mapped_size >= buf.ptr + buf.nbytes
+        assert info.mapped_size % GPU_PAGE == 0 and info.page_size == GPU_PAGE
+        assert not info.mapped and info.mapping_type == gdrcopy.MappingType.NONE
+        with p.map() as m:
+            info = p.info
+            assert info.mapped and info.wc_mapping
+            assert info.mapping_type == gdrcopy.MappingType.WC == m.mapping_type
+        assert not p.info.mapped
+    assert p.closed
+
+
+def test_pin_pointer_and_size_inside_an_allocation(gdr, buf, cuda):
+    ptr = buf.ptr + 3 * GPU_PAGE // 2 - 100
+    cuda.htod(ptr - 16, b"\x11" * 332)
+    with gdr.pin(ptr, 300) as p, p.map() as m:
+        assert p.info.va == (ptr & ~(GPU_PAGE - 1))
+        m.write(b"\xab" * 300)
+    assert cuda.dtoh(ptr - 16, 332) == b"\x11" * 16 + b"\xab" * 300 + b"\x11" * 16
+
+
+def test_pin_keeps_its_object_alive(gdr):
+    b = gdrcopy.alloc(4096)
+    alive = weakref.ref(b)
+    p = gdr.pin(b)
+    del b
+    gc.collect()
+    assert alive() is not None
+    p.close()
+    gc.collect()
+    assert alive() is None
+
+
+def test_cudamalloc_memory_is_refused_with_the_reason(gdr, cuda):
+    if gdr.backend != "vulkan":
+        pytest.skip(f"the {gdr.backend} backend maps cudaMalloc memory")
+    ptr = cuda.malloc(1 << 20)
+    try:
+        with pytest.raises(gdrcopy.GdrError) as e:
+            gdr.pin(ptr, 4096)
+    finally:
+        cuda.free(ptr)
+    assert e.value.errno == errno.ENOTSUP
+    assert "not a CUDA VMM allocation" in e.value.reason
+    assert "gdrcopy.alloc()" in str(e.value) and "expandable_segments:True" in str(e.value)
+
+
+def test_vmm_memory_without_a_posix_fd_is_refused(gdr, cuda):
+    if gdr.backend != "vulkan":
+        pytest.skip(f"the {gdr.backend} backend does not need a POSIX-fd handle")
+    ptr, size, handle = cuda.vmm_without_fd(1 << 20)
+    try:
+        with pytest.raises(gdrcopy.GdrError) as e:
+            gdr.pin(ptr, 4096)
+    finally:
+        cuda.vmm_free(ptr, size, handle)
+    assert e.value.errno == errno.ENOTSUP
+    assert "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR" in e.value.reason
+
+
+def test_range_past_the_allocation_is_refused(gdr, buf):
+    with pytest.raises(gdrcopy.InvalidArgument):
+        gdr.pin(buf.ptr, buf.allocation_size + 1)
+
+
+@pytest.mark.parametrize("args, kind", [
+    ((12345,), TypeError),
+    (("memory",), TypeError),
+    ((0, 4096), gdrcopy.InvalidArgument),
+    ((1 << 40, 0), gdrcopy.InvalidArgument),
+    ((1 << 40, -1), gdrcopy.InvalidArgument),
+    ((1 << 40, 1.5), TypeError),
+])
+def test_bad_arguments(gdr, args, kind):
+    with pytest.raises(kind):
+        gdr.pin(*args)
+
+
+def test_object_and_size_is_a_type_error(gdr, buf):
+    with pytest.raises(TypeError):
+        gdr.pin(buf, 16)
+
+
+def test_unpinned_pin_refuses(gdr, buf):
+    p = gdr.pin(buf)
+    p.close()
+    p.close()
+    with pytest.raises(gdrcopy.InvalidArgument, match="unpinned"):
+        p.info
+    with pytest.raises(gdrcopy.InvalidArgument, match="unpinned"):
+        p.map()
+
+
+def test_map_twice_is_eagain(gdr, buf):
+    with gdr.pin(buf) as p, p.map():
+        with pytest.raises(gdrcopy.GdrError) as e:
+            p.map()
+        assert e.value.errno == errno.EAGAIN
+
+
+def test_unmap_then_map_again(gdr, buf):
+    with gdr.pin(buf) as p:
+        with p.map() as m:
+            m.write(b"one")
+        assert m.closed
+        with p.map() as m2:
+            assert m2.read(3) == b"one"
+
+
+def test_gdr_close_ends_its_pins_and_mappings(buf):
+    g = gdrcopy.open()
+    p = g.pin(buf)
+    m = p.map()
+    g.close()
+    assert p.closed and m.closed
+    with pytest.raises(gdrcopy.InvalidArgument):
+        m.write(b"x")
+    with pytest.raises(gdrcopy.InvalidArgument):
+        p.info
+    p.close()
+    m.close()
+
+
+def test_a_mapping_that_goes_is_unmapped(gdr, buf):
+    with gdr.pin(buf) as p:
+        m = p.map()
+        del m
+        gc.collect()
+        assert not p.info.mapped
+        p.map().close()
+
+
+@pytest.mark.parametrize("drop", ["pin", "gdr", "everything"])
+def test_objects_that_go_release_what_they_hold(sim, drop):
+    before = sim.counters()["handle_refs"]
+    b = gdrcopy.alloc(4096)
+    g = gdrcopy.open()
+    p = g.pin(b)
+    m = p.map()
+    m.write(b"x")
+    # The buffer holds one reference on its allocation, the vulkan backend's pin another.
+    assert sim.counters()["handle_refs"] == before + 2
+    del m, p
+    if drop in ("gdr", "everything"):
+        del g
+    if drop == "everything":
+        del b
+    gc.collect()
+    assert sim.counters()["handle_refs"] == before + (0 if drop == "everything" else 1)

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gdr_ext_take_errors, through the shipped shared library as a binding uses it: the error-level
+ * reasons of the calling thread's failed calls, kept with logging off, one per line, oldest
+ * first, truncated to the caller's buffer, forgotten once taken, and never another thread's.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gdrapi.h"
+
+/* A call that fails with EINVAL and logs "gdr_map_v2: unknown flags <flags>" at error level. */
+static int fail_map(int flags)
+{
+	void *va = NULL;
+	gdr_mh_t none = { 0 };
+
+	return gdr_map_v2(NULL, none, &va, 1, flags);
+}
+
+static void *other_thread(void *arg)
+{
+	char buf[GDR_EXT_ERRORS_MAX];
+
+	(void)arg;
+	/* The main thread's reason is not ours to see. */
+	if (gdr_ext_take_errors(buf, sizeof(buf)) != 0)
+		return "another thread's reason was visible";
+	if (fail_map(7) != EINVAL)
+		return "gdr_map_v2 with flags 7 did not fail with EINVAL";
+	if (gdr_ext_take_errors(buf, sizeof(buf)) == 0 || !strstr(buf, "unknown flags 7"))
+		return "this thread's own reason was missing";
+	return NULL;
+}
+
+int main(void)
+{
+	char buf[GDR_EXT_ERRORS_MAX], small[8];
+	const char *thread_err;
+	pthread_t t;
+	size_t n, total = 0;
+	int lines = 0;
+
+	unsetenv("GDRCOPY_ENABLE_LOGGING");
+
+	memset(buf, 'x', sizeof(buf));
+	CHECK(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
+	CHECK(buf[0] == '\0');
+
+	/* Kept with logging off, then forgotten once taken. */
+	CHECK_RET(fail_map(99), EINVAL);
+	n = gdr_ext_take_errors(buf, sizeof(buf));
+	CHECK(n == strlen(buf));
+	CHECK(!strcmp(buf, "gdr_map_v2: unknown flags 99"));
+	CHECK(gdr_ext_take_errors(buf, sizeof(buf)) == 0 && buf[0] == '\0');
+
+	/* Two failures: two lines, oldest first. */
+	CHECK_RET(fail_map(97), EINVAL);
+	CHECK_RET(fail_map(98), EINVAL);
+	gdr_ext_take_errors(buf, sizeof(buf));
+	CHECK(!strcmp(buf, "gdr_map_v2: unknown flags 97\ngdr_map_v2: unknown flags 98"));
+
+	/* Truncated to the buffer, NUL-terminated, and the rest forgotten too. */
+	CHECK_RET(fail_map(96), EINVAL);
+	CHECK(gdr_ext_take_errors(small, sizeof(small)) == sizeof(small) - 1);
+	CHECK(!strcmp(small, "gdr_map"));
+	CHECK(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
+
+	/* NULL or size 0 only forgets. */
+	CHECK_RET(fail_map(95), EINVAL);
+	CHECK(gdr_ext_take_errors(NULL, 0) == 0);
+	CHECK(gdr_ext_take_errors(small, 0) == 0);
+	CHECK(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
+
+	/* Plain argument errors log nothing. */
+	CHECK_RET(gdr_map_v2(NULL, (gdr_mh_t){ 0 }, NULL, 1, 0), EINVAL);
+	CHECK(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
+
+	/* gdr_open's reasons (here: a backend name that does not exist). */
+	setenv("GDRCOPY_BACKEND", "no-such-backend", 1);
+	CHECK(gdr_open() == NULL);
+	unsetenv("GDRCOPY_BACKEND");
+	gdr_ext_take_errors(buf, sizeof(buf));
+	CHECK(strstr(buf, "GDRCOPY_BACKEND=no-such-backend: no such backend") != NULL);
+
+	/* Bounded: whole messages only, the first ones kept. */
+	for (int i = 0; i < 200; i++)
+		CHECK_RET(fail_map(100 + i), EINVAL);
+	n = gdr_ext_take_errors(buf, sizeof(buf));
+	CHECK(n < sizeof(buf) && n == strlen(buf));
+	CHECK(!strncmp(buf, "gdr_map_v2: unknown flags 100\n", 30));
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "gdr_map_v2: unknown flags %d", 100 + lines);
+		CHECK(!strcmp(line, want));
+		total += strlen(line) + 1;
+		lines++;
+	}
+	CHECK(lines > 10 && lines < 200 && total - 1 == n);
+
+	/* Per thread. */
+	CHECK_RET(fail_map(94), EINVAL);
+	CHECK(pthread_create(&t, NULL, other_thread, NULL) == 0);
+	CHECK(pthread_join(t, (void **)&thread_err) == 0);
+	if (thread_err) {
+		fprintf(stderr, "other thread: %s\n", thread_err);
+		check_failures++;
+	}
+	gdr_ext_take_errors(buf, sizeof(buf));
+	CHECK(!strcmp(buf, "gdr_map_v2: unknown flags 94"));
+
+	return check_result("test_error_reasons");
+}
