@@ -1,6 +1,6 @@
 #!/bin/bash
-# The docs agree with the code: every GDRCOPY_* variable that the library, the tools or the
-# simulated CUDA driver read is documented (README.md; the simulator's in tests/sim/cuda/README.md),
+# The docs agree with the code: every GDRCOPY_* variable that the library, the tools, the Python
+# package or the simulated CUDA driver read is documented (README.md; the simulator's in tests/sim/cuda/README.md),
 # every variable README.md's table names is read somewhere, and the docs point at nothing outside
 # the repository (the project's shared folder, its issue tracker).
 #   test_docs.sh SRCDIR
@@ -21,7 +21,8 @@ cd "$src" || exit 1
 vars_read() { grep -ohE '"GDRCOPY_[A-Z0-9_]+"' "$@" | tr -d '"' | sort -u; }
 
 undocumented=
-for v in $(vars_read src/*.c src/*/*.c tools/*.c tools/*.cu); do
+read_by_users() { vars_read src/*.c src/*/*.c tools/*.c tools/*.cu python/gdrcopy/*.py; }
+for v in $(read_by_users); do
 	grep -q "\`$v\`" README.md || undocumented="$undocumented $v"
 done
 for v in $(vars_read tests/sim/cuda/*.c); do
@@ -32,7 +33,7 @@ if [ -z "$undocumented" ]; then result pass env-documented; else
 
 unread=
 for v in $(sed -n 's/^| `\(GDRCOPY_[A-Z0-9_]*\)` |.*/\1/p' README.md); do
-	vars_read src/*.c src/*/*.c tools/*.c tools/*.cu | grep -qx "$v" || unread="$unread $v"
+	read_by_users | grep -qx "$v" || unread="$unread $v"
 done
 if [ -z "$unread" ]; then result pass env-read; else
 	result fail env-read "README.md documents what no code reads:$unread"; fi
