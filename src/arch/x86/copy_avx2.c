@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * AVX2 (built with -mavx2): 32-byte streaming stores and streaming loads (VMOVNTDQA). The
- * loads are the fastest way to read a GPU BAR that was measured: 2.1 GB/s at 512 B on the H200.
+ * AVX2 (built with -mavx2): 32-byte streaming stores and streaming loads (VMOVNTDQA), the
+ * fastest way to read a GPU BAR that was measured (2.1 GB/s at 512 B on the H200). Three load
+ * routines: avx2 (copy_walk.h's ends, 128 bytes per iteration); avx2_blocks (copy_blocks.h's
+ * ends, 256 bytes of loads per iteration); avx2_lines (as avx2_blocks, but the second half of
+ * each whole line is loaded only once the first half has arrived; see stream_load32_after).
  */
 #include <immintrin.h>
 
+#include "arch/generic/copy_blocks.h"
 #include "arch/generic/copy_walk.h"
 #include "copy_impl.h"
 
@@ -26,6 +30,25 @@ static inline void load16(void *d, const void *s)
 static inline __m256i stream_load32(const uint8_t *s)
 {
 	return _mm256_stream_load_si256((__m256i *)(uintptr_t)s);
+}
+
+static inline void load32(void *d, const void *s)
+{
+	_mm256_storeu_si256((__m256i *)d, stream_load32(s));
+}
+
+/*
+ * Load the 32 bytes at s only once first (loaded from the same line) has arrived: the and with
+ * 0 makes the address depend on first's data. The load then finds the line in the streaming-load
+ * buffer that first filled, so each line costs the device one read and the CPU one fill buffer
+ * (they bound the reads in flight) instead of possibly two.
+ */
+static inline __m256i stream_load32_after(const uint8_t *s, __m256i first)
+{
+	uintptr_t zero = (uint32_t)_mm_cvtsi128_si32(_mm256_castsi256_si128(first));
+
+	__asm__("and $0, %0" : "+r"(zero));
+	return stream_load32(s + zero);
 }
 
 void gdr_copy_store_avx2(void *dst, const void *src, size_t n)
@@ -70,4 +93,79 @@ void gdr_copy_load_avx2(void *dst, const void *src, size_t n)
 	for (; n >= 32; d += 32, s += 32, n -= 32)
 		_mm256_storeu_si256((__m256i *)d, stream_load32(s));
 	gdr_walk_load_tail(d, s, n, load16);
+}
+
+void gdr_copy_load_avx2_blocks(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	size_t k;
+
+	if (!n)
+		return;
+	if (n <= 64) {
+		gdr_blocks_load_small(d, s, n, 32, load32);
+		return;
+	}
+	k = gdr_blocks_load_head(d, s, 32, load32);
+	for (d += k, s += k, n -= k; n >= 256; d += 256, s += 256, n -= 256) {
+		__m256i v[8];
+
+		/* Four lines' loads before their stores, which wait for the data. */
+#pragma GCC unroll 8
+		for (int i = 0; i < 8; i++)
+			v[i] = stream_load32(s + 32 * i);
+#pragma GCC unroll 8
+		for (int i = 0; i < 8; i++)
+			_mm256_storeu_si256((__m256i *)(d + 32 * i), v[i]);
+	}
+	gdr_blocks_load_tail(d, s, n, 32, load32);
+}
+
+void gdr_copy_load_avx2_lines(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	size_t k;
+
+	if (!n)
+		return;
+	if (n <= 64) {
+		gdr_blocks_load_small(d, s, n, 32, load32);
+		return;
+	}
+	k = gdr_blocks_load_head(d, s, 32, load32);
+	d += k;
+	s += k;
+	n -= k;
+	/* n > 32 here: a load of over 64 bytes has at most 31 before its first aligned block. */
+	if ((uintptr_t)s & 32) {
+		load32(d, s);
+		d += 32;
+		s += 32;
+		n -= 32;
+	}
+	for (; n >= 256; d += 256, s += 256, n -= 256) {
+		__m256i lo[4], hi[4];
+
+		/* The first halves of four lines, then each second half once its line is there. */
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++)
+			lo[i] = stream_load32(s + 64 * i);
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++)
+			hi[i] = stream_load32_after(s + 64 * i + 32, lo[i]);
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++) {
+			_mm256_storeu_si256((__m256i *)(d + 64 * i), lo[i]);
+			_mm256_storeu_si256((__m256i *)(d + 64 * i + 32), hi[i]);
+		}
+	}
+	for (; n >= 64; d += 64, s += 64, n -= 64) {
+		__m256i lo = stream_load32(s);
+
+		_mm256_storeu_si256((__m256i *)d, lo);
+		_mm256_storeu_si256((__m256i *)(d + 32), stream_load32_after(s + 32, lo));
+	}
+	gdr_blocks_load_tail(d, s, n, 32, load32);
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SSE4.1 (built with -msse4.1): streaming loads (MOVNTDQA), which read write-combined memory a
- * whole 64-byte line at a time instead of one uncached access per load.
+ * whole 64-byte line at a time instead of one uncached access per load. Two routines: sse41
+ * (copy_walk.h's ends, 64 bytes per iteration) and sse41_blocks (copy_blocks.h's ends, 256 bytes
+ * of loads per iteration).
  */
 #include <smmintrin.h>
 
+#include "arch/generic/copy_blocks.h"
 #include "arch/generic/copy_walk.h"
 #include "copy_impl.h"
 
@@ -37,4 +40,31 @@ void gdr_copy_load_sse41(void *dst, const void *src, size_t n)
 		_mm_storeu_si128((__m128i *)(d + 48), e);
 	}
 	gdr_walk_load_tail(d, s, n, load16);
+}
+
+void gdr_copy_load_sse41_blocks(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	size_t k;
+
+	if (!n)
+		return;
+	if (n <= 64) {
+		gdr_blocks_load_small(d, s, n, 16, load16);
+		return;
+	}
+	k = gdr_blocks_load_head(d, s, 16, load16);
+	for (d += k, s += k, n -= k; n >= 256; d += 256, s += 256, n -= 256) {
+		__m128i v[16];
+
+		/* Four lines' loads before their stores, which wait for the data. */
+#pragma GCC unroll 16
+		for (int i = 0; i < 16; i++)
+			v[i] = stream_load16(s + 16 * i);
+#pragma GCC unroll 16
+		for (int i = 0; i < 16; i++)
+			_mm_storeu_si128((__m128i *)(d + 16 * i), v[i]);
+	}
+	gdr_blocks_load_tail(d, s, n, 16, load16);
 }
