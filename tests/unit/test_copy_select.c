@@ -3,8 +3,9 @@
  * Selection of the copy routines: the automatic choice, GDRCOPY_COPY_IMPL (honoured; unknown,
  * other-architecture and unsupported names fall back with an error naming what this CPU
  * supports), well-formed tables for every CPU and override, AVX-512 loads never below 256 B,
- * one table for threads racing the first use, the log lines, and the fence rule. Cases that need a process where nothing is chosen yet run in
- * forked children (no exec, so they also work under qemu-user), before the parent chooses.
+ * one table for threads racing the first use, the log lines, and the fence rule. Cases that
+ * need a process where nothing is chosen yet run in forked children (no exec, so they also work
+ * under qemu-user), before the parent chooses.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -375,7 +376,8 @@ static void test_tables(void)
 	if (gdr_copy_table_impl(&t, 0, 4096)->id != GDR_COPY_IMPL_AVX512 ||
 	    gdr_copy_table_impl(&t, 0, 255)->id == GDR_COPY_IMPL_AVX512 ||
 	    !strstr(note, "never used below 256 B")) {
-		test_report("fail", "tables", "forced avx512 loads not used at 4 KiB, used at 255 B, or no note: %s",
+		test_report("fail", "tables",
+			    "forced avx512 loads not used at 4 KiB, used at 255 B, or no note: %s",
 			    note);
 		return;
 	}

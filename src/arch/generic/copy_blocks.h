@@ -44,7 +44,8 @@ static inline __attribute__((always_inline)) void gdr_copy_upto64(uint8_t *d, co
 
 /* A load of 1 to 64 bytes: the (at most five) blocks that hold it, then one host copy. */
 static inline __attribute__((always_inline)) void
-gdr_blocks_load_small(uint8_t *d, const uint8_t *s, size_t n, size_t w, gdr_load_block_fn load_block)
+gdr_blocks_load_small(uint8_t *d, const uint8_t *s, size_t n, size_t w,
+		      gdr_load_block_fn load_block)
 {
 	uint8_t buf[128] __attribute__((aligned(32)));
 	size_t off = (uintptr_t)s & (w - 1);
