@@ -341,8 +341,7 @@ int gdr_copy_select(struct gdr_copy_table *t, unsigned int cpu_flags, const char
 	return ret;
 }
 
-/* "64 B", "16 KiB", "1 MiB". */
-static void size_name(size_t n, char *buf, size_t len)
+void gdr_copy_size_name(size_t n, char *buf, size_t len)
 {
 	if (n >= 1u << 20 && !(n & ((1u << 20) - 1)))
 		snprintf(buf, len, "%zu MiB", n >> 20);
@@ -366,7 +365,7 @@ void gdr_copy_table_describe(const struct gdr_copy_table *t, char *buf, size_t l
 			int n;
 
 			if (d->max[c] != SIZE_MAX)
-				size_name(d->max[c], size, sizeof(size));
+				gdr_copy_size_name(d->max[c], size, sizeof(size));
 			n = snprintf(buf + used, len - used, "%s%s%s %s",
 				     c ? ", " : dir ? "; copy from WC: " : "copy to WC: ",
 				     d->max[c] == SIZE_MAX ? (c ? "larger" : "all") : "up to ",

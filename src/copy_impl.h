@@ -131,6 +131,9 @@ unsigned int gdr_copy_impl_missing(const struct gdr_copy_impl *impl, unsigned in
 int gdr_copy_select(struct gdr_copy_table *t, unsigned int cpu_flags, const char *forced,
 		    char *note, size_t note_len);
 
+/* "64 B", "16 KiB", "1 MiB": a size as the choice's description and the benchmark print it. */
+void gdr_copy_size_name(size_t n, char *buf, size_t len);
+
 /* "copy to WC: up to 64 B generic, ..., larger rep_movsb; copy from WC: ..." */
 void gdr_copy_table_describe(const struct gdr_copy_table *t, char *buf, size_t len);
 

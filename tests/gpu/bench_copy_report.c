@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench_copy.h"
+#include "copy_impl.h"
 
 #define MAX_RESULTS 4096
 /* A routine within this factor of the fastest counts as fastest: the choice stays put in noise. */
@@ -98,16 +99,6 @@ static const char *fastest_routine(const struct bench_info *info, int latency, i
 	return name;
 }
 
-static void size_name(size_t n, char *buf, size_t len)
-{
-	if (n >= 1u << 20 && !(n & ((1u << 20) - 1)))
-		snprintf(buf, len, "%zu MiB", n >> 20);
-	else if (n >= 1u << 10 && !(n & ((1u << 10) - 1)))
-		snprintf(buf, len, "%zu KiB", n >> 10);
-	else
-		snprintf(buf, len, "%zu B", n);
-}
-
 static const char *us(double v)
 {
 	static char bufs[8][32];
@@ -195,7 +186,7 @@ static void comparison(FILE *f, const struct bench_info *info, int to_device)
 		const struct bench_result *raw = fastest_raw(0, to_device, n);
 		char size[32], rawcell[96] = "-";
 
-		size_name(n, size, sizeof(size));
+		gdr_copy_size_name(n, size, sizeof(size));
 		if (raw)
 			snprintf(rawcell, sizeof(rawcell), "%s (%s)", cell(raw, 0), raw->method);
 		fprintf(f, "| %s | %s | %s | %s |", size, cell(lib, 1), cell(g26, 1), ratio(lib, g26));
@@ -229,7 +220,7 @@ static void routines(FILE *f, const struct bench_info *info, int latency, int to
 		const char *best = fastest_routine(info, latency, to_device, unaligned, n, NULL);
 		char size[32];
 
-		size_name(n, size, sizeof(size));
+		gdr_copy_size_name(n, size, sizeof(size));
 		fprintf(f, "| %s |", size);
 		if (latency || unaligned) {
 			const struct bench_result *lib = find(latency, to_device, unaligned, n, "library");
@@ -288,7 +279,7 @@ static void where_time_goes(FILE *f, const struct bench_info *info, int to_devic
 		size_t n = info->sizes[i];
 		char size[32];
 
-		size_name(n, size, sizeof(size));
+		gdr_copy_size_name(n, size, sizeof(size));
 		fprintf(f, "| %s | %s |", size, info->current(to_device, n));
 		for (int k = 0; k < nmethods; k++)
 			fprintf(f, " %s |", cell(find(0, to_device, 0, n, methods[k]), 0));
@@ -333,8 +324,8 @@ static void classes(FILE *f, const struct bench_info *info, int to_device)
 		}
 		if (w > 0)
 			snprintf(worst, sizeof(worst), "%.2fx", w);
-		size_name(info->sizes[start], lo, sizeof(lo));
-		size_name(n, hi, sizeof(hi));
+		gdr_copy_size_name(info->sizes[start], lo, sizeof(lo));
+		gdr_copy_size_name(n, hi, sizeof(hi));
 		fprintf(f, "| %s - %s | %s | %s | %s |\n", lo, hi, best ? best : "-", now, worst);
 		if (i + 1 < info->nsizes)
 			used += snprintf(rows + used, sizeof(rows) - used, "{ %zu, %s }, ", n,
@@ -365,7 +356,7 @@ static void targets(FILE *f, const struct bench_info *info)
 		const struct bench_result *raw = fastest_raw(0, 0, n);
 		char size[32];
 
-		size_name(n, size, sizeof(size));
+		gdr_copy_size_name(n, size, sizeof(size));
 		if (usable(lib) && usable(g26)) {
 			compared++;
 			if (lib->median > g26->median)

@@ -13,7 +13,8 @@
  * 64-byte load on x86 (its AVX-512 path is disabled). Stores: MOVNTDQ (16), VMOVNTDQ (32), and
  * MOVDIR64B (64) when asked for. An sfence ends every copy, GDRCopy's fence for an unmixed WC
  * mapping. GDRCopy has separate kernel loops for aligned and unaligned host pointers; these use
- * unaligned host accesses throughout, which cost the same on CPUs with AVX2.
+ * unaligned host accesses throughout, which cost the same on CPUs with AVX2. The kernels are
+ * this file's own, not the library's routines, so that changing those never moves the baseline.
  */
 #include "gdrcopy26_copy.h"
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Loads that read the device only in whole aligned blocks of w bytes (16 or 32: one streaming
- * load each) and cut the range's ends out of a bounce buffer on the stack; shared by the
- * *_blocks and *_lines routines. Against copy_walk.h's loads they have no loop and no call at the
+ * load each) and cut the range's ends out of a bounce buffer on the stack: the *_blocks and
+ * *_lines routines, each of which passes its block and batch loads. Against copy_walk.h's loads they have no loop and no call at the
  * ends (a host copy of up to 64 bytes is at most two overlapping moves of one width), and a copy
  * of up to 64 bytes takes one straight path: on a BAR every instruction between two calls'
  * loads delays the next call's loads, so the ends should cost as little as the loads.
- * Each routine passes its block load, which the compiler inlines:
+ * The compiler inlines the loads each routine passes:
  *   load_block(host, dev): copy the w bytes at the w-aligned device address dev to host.
  */
 #ifndef GDR_ARCH_COPY_BLOCKS_H
@@ -57,25 +57,31 @@ gdr_blocks_load_small(uint8_t *d, const uint8_t *s, size_t n, size_t w,
 }
 
 /*
- * The start of a load of more than w bytes, up to the first w-aligned device address: the rest
- * of the block that holds src. Returns the bytes done (0 when src is aligned).
+ * The start of a load of more than w bytes: the rest of the block that holds src, then whole
+ * blocks until src is align-aligned (align: a power of two >= w) or at most w bytes are left.
+ * Returns the bytes done.
  */
 static inline __attribute__((always_inline)) size_t
-gdr_blocks_load_head(uint8_t *d, const uint8_t *s, size_t w, gdr_load_block_fn load_block)
+gdr_blocks_load_head(uint8_t *d, const uint8_t *s, size_t n, size_t w, size_t align,
+		     gdr_load_block_fn load_block)
 {
 	uint8_t buf[32] __attribute__((aligned(32)));
-	size_t off = (uintptr_t)s & (w - 1);
+	size_t off = (uintptr_t)s & (w - 1), k = 0;
 
-	if (!off)
-		return 0;
-	load_block(buf, s - off);
-	gdr_copy_upto64(d, buf + off, w - off);
-	return w - off;
+	if (off) {
+		load_block(buf, s - off);
+		gdr_copy_upto64(d, buf + off, w - off);
+		k = w - off;
+	}
+	for (; ((uintptr_t)(s + k) & (align - 1)) && n - k > w; k += w)
+		load_block(d + k, s + k);
+	return k;
 }
 
 /* The end of a load from a w-aligned device address: whole blocks, then part of one. */
 static inline __attribute__((always_inline)) void
-gdr_blocks_load_tail(uint8_t *d, const uint8_t *s, size_t n, size_t w, gdr_load_block_fn load_block)
+gdr_blocks_load_tail(uint8_t *d, const uint8_t *s, size_t n, size_t w,
+		     gdr_load_block_fn load_block)
 {
 	uint8_t buf[32] __attribute__((aligned(32)));
 
@@ -85,6 +91,31 @@ gdr_blocks_load_tail(uint8_t *d, const uint8_t *s, size_t n, size_t w, gdr_load_
 		load_block(buf, s);
 		gdr_copy_upto64(d, buf, n);
 	}
+}
+
+/*
+ * A whole load routine: up to 64 bytes in one straight path; else the head up to an
+ * align-aligned device address, batches of batch bytes (load_batch(host, dev): copy batch bytes
+ * from the align-aligned device address dev), and the tail.
+ */
+static inline __attribute__((always_inline)) void
+gdr_blocks_load(void *dst, const void *src, size_t n, size_t w, size_t align, size_t batch,
+		gdr_load_block_fn load_block, gdr_load_block_fn load_batch)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	size_t k;
+
+	if (!n)
+		return;
+	if (n <= 64) {
+		gdr_blocks_load_small(d, s, n, w, load_block);
+		return;
+	}
+	k = gdr_blocks_load_head(d, s, n, w, align, load_block);
+	for (d += k, s += k, n -= k; n >= batch; d += batch, s += batch, n -= batch)
+		load_batch(d, s);
+	gdr_blocks_load_tail(d, s, n, w, load_block);
 }
 
 #endif

@@ -95,77 +95,41 @@ void gdr_copy_load_avx2(void *dst, const void *src, size_t n)
 	gdr_walk_load_tail(d, s, n, load16);
 }
 
+/* Four lines: all their loads, then their stores, which wait for the data. */
+static inline void load256(void *host, const void *dev)
+{
+	const uint8_t *s = dev;
+	uint8_t *d = host;
+	__m256i v[8];
+
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++)
+		v[i] = stream_load32(s + 32 * i);
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++)
+		_mm256_storeu_si256((__m256i *)(d + 32 * i), v[i]);
+}
+
+/*
+ * One line, its second half loaded once the first has arrived. Consecutive calls do not wait
+ * for each other, so the first halves of many lines are in flight at once.
+ */
+static inline void load_line(void *host, const void *dev)
+{
+	const uint8_t *s = dev;
+	uint8_t *d = host;
+	__m256i lo = stream_load32(s);
+
+	_mm256_storeu_si256((__m256i *)d, lo);
+	_mm256_storeu_si256((__m256i *)(d + 32), stream_load32_after(s + 32, lo));
+}
+
 void gdr_copy_load_avx2_blocks(void *dst, const void *src, size_t n)
 {
-	uint8_t *d = dst;
-	const uint8_t *s = src;
-	size_t k;
-
-	if (!n)
-		return;
-	if (n <= 64) {
-		gdr_blocks_load_small(d, s, n, 32, load32);
-		return;
-	}
-	k = gdr_blocks_load_head(d, s, 32, load32);
-	for (d += k, s += k, n -= k; n >= 256; d += 256, s += 256, n -= 256) {
-		__m256i v[8];
-
-		/* Four lines' loads before their stores, which wait for the data. */
-#pragma GCC unroll 8
-		for (int i = 0; i < 8; i++)
-			v[i] = stream_load32(s + 32 * i);
-#pragma GCC unroll 8
-		for (int i = 0; i < 8; i++)
-			_mm256_storeu_si256((__m256i *)(d + 32 * i), v[i]);
-	}
-	gdr_blocks_load_tail(d, s, n, 32, load32);
+	gdr_blocks_load(dst, src, n, 32, 32, 256, load32, load256);
 }
 
 void gdr_copy_load_avx2_lines(void *dst, const void *src, size_t n)
 {
-	uint8_t *d = dst;
-	const uint8_t *s = src;
-	size_t k;
-
-	if (!n)
-		return;
-	if (n <= 64) {
-		gdr_blocks_load_small(d, s, n, 32, load32);
-		return;
-	}
-	k = gdr_blocks_load_head(d, s, 32, load32);
-	d += k;
-	s += k;
-	n -= k;
-	/* n > 32 here: a load of over 64 bytes has at most 31 before its first aligned block. */
-	if ((uintptr_t)s & 32) {
-		load32(d, s);
-		d += 32;
-		s += 32;
-		n -= 32;
-	}
-	for (; n >= 256; d += 256, s += 256, n -= 256) {
-		__m256i lo[4], hi[4];
-
-		/* The first halves of four lines, then each second half once its line is there. */
-#pragma GCC unroll 4
-		for (int i = 0; i < 4; i++)
-			lo[i] = stream_load32(s + 64 * i);
-#pragma GCC unroll 4
-		for (int i = 0; i < 4; i++)
-			hi[i] = stream_load32_after(s + 64 * i + 32, lo[i]);
-#pragma GCC unroll 4
-		for (int i = 0; i < 4; i++) {
-			_mm256_storeu_si256((__m256i *)(d + 64 * i), lo[i]);
-			_mm256_storeu_si256((__m256i *)(d + 64 * i + 32), hi[i]);
-		}
-	}
-	for (; n >= 64; d += 64, s += 64, n -= 64) {
-		__m256i lo = stream_load32(s);
-
-		_mm256_storeu_si256((__m256i *)d, lo);
-		_mm256_storeu_si256((__m256i *)(d + 32), stream_load32_after(s + 32, lo));
-	}
-	gdr_blocks_load_tail(d, s, n, 32, load32);
+	gdr_blocks_load(dst, src, n, 32, 64, 64, load32, load_line);
 }

@@ -42,29 +42,22 @@ void gdr_copy_load_sse41(void *dst, const void *src, size_t n)
 	gdr_walk_load_tail(d, s, n, load16);
 }
 
+/* Four lines: all their loads, then their stores, which wait for the data. */
+static inline void load256(void *host, const void *dev)
+{
+	const uint8_t *s = dev;
+	uint8_t *d = host;
+	__m128i v[16];
+
+#pragma GCC unroll 16
+	for (int i = 0; i < 16; i++)
+		v[i] = stream_load16(s + 16 * i);
+#pragma GCC unroll 16
+	for (int i = 0; i < 16; i++)
+		_mm_storeu_si128((__m128i *)(d + 16 * i), v[i]);
+}
+
 void gdr_copy_load_sse41_blocks(void *dst, const void *src, size_t n)
 {
-	uint8_t *d = dst;
-	const uint8_t *s = src;
-	size_t k;
-
-	if (!n)
-		return;
-	if (n <= 64) {
-		gdr_blocks_load_small(d, s, n, 16, load16);
-		return;
-	}
-	k = gdr_blocks_load_head(d, s, 16, load16);
-	for (d += k, s += k, n -= k; n >= 256; d += 256, s += 256, n -= 256) {
-		__m128i v[16];
-
-		/* Four lines' loads before their stores, which wait for the data. */
-#pragma GCC unroll 16
-		for (int i = 0; i < 16; i++)
-			v[i] = stream_load16(s + 16 * i);
-#pragma GCC unroll 16
-		for (int i = 0; i < 16; i++)
-			_mm_storeu_si128((__m128i *)(d + 16 * i), v[i]);
-	}
-	gdr_blocks_load_tail(d, s, n, 16, load16);
+	gdr_blocks_load(dst, src, n, 16, 16, 256, load16, load256);
 }
