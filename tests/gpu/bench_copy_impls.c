@@ -293,7 +293,7 @@ static void record(const struct scenario *sc, const struct method *m, int rounds
 	r.median = gpu_median(v, rounds);	/* sorts v */
 	r.min = v[0];
 	r.p25 = v[rounds / 4];
-	r.p75 = v[(3 * rounds) / 4 < rounds ? (3 * rounds) / 4 : rounds - 1];
+	r.p75 = v[(3 * rounds) / 4];
 	bench_report_add(&r);
 }
 
