@@ -49,7 +49,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	API="-s 256K -n 5 -w 1"
 	PP_ITERS=50
 else
-	IMPLS="-r 50 -l 100"
+	IMPLS="-r 50 -l 100 -t 100"
 	LAT="-s 4M -w 1000 -r 100"
 	SWEEP="-s 256K -w 1000 -r 100"
 	BW_SWEEP="-s 64M -c 64M -l -w 200 -r 10"

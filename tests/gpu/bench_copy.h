@@ -51,6 +51,7 @@ struct bench_info {
 	size_t sizes[BENCH_MAX_SIZES], unaligned_sizes[BENCH_MAX_SIZES], latency_sizes[BENCH_MAX_SIZES];
 	int nsizes, nunaligned, nlatency;
 	const char *(*current)(int to_device, size_t n);	/* the automatic choice's routine */
+	char stopped[160];		/* why the run stopped early, or "" */
 };
 
 /* Record one result (copied). */

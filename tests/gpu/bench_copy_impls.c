@@ -9,10 +9,12 @@
  * latency of one read of data the GPU has just written (what a flag poll costs). It links the
  * library statically to reach the routines and install tables (copy_impl.h).
  *
- *   bench_copy_impls [-r ROUNDS] [-l LATENCY_ROUNDS] [-s MAX_SIZE] [-b BUCKET_US] [-c CSV] [-q]
+ *   bench_copy_impls [-r ROUNDS] [-l LATENCY_ROUNDS] [-s MAX_SIZE] [-b BUCKET_US] [-t SECONDS]
+ *                    [-c CSV] [-q]
  *
- * Markdown on stdout (bench_copy_report.c); -c FILE writes every figure as CSV; -q: a few
- * sizes and rounds, to check the program, not to measure. See bench_copy.h for the methods.
+ * Markdown on stdout (bench_copy_report.c); -c FILE writes every figure as CSV; -t: measure
+ * no more sizes after that many seconds (the report says what it left out); -q: a few sizes
+ * and rounds, to check the program, not to measure. See bench_copy.h for the methods.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -83,7 +85,7 @@ static struct {
 	uint8_t *host_buf, *src_buf, *check_buf;	/* pinned (cuMemAllocHost) */
 	unsigned int cpu;
 	int rounds, lat_rounds, have_gdrcopy26, have_movdir64b;
-	double bucket_us;
+	double bucket_us, deadline_ns;
 	struct gdr_copy_table auto_t, nofence_t;
 	/* [0]: loads, [1]: stores: the routines, and tables that use each at every size. */
 	int nroutines[2];
@@ -359,6 +361,8 @@ static int run_latency(struct scenario *sc)
 			struct method *m = &sc->m[order[k]];
 			double t0;
 
+			if (m->skipped)
+				continue;
 			if (gpu_writes(sc, (uint64_t)r << 8 | (uint64_t)k))
 				return -1;
 			prepare(sc, m, 0);
@@ -368,11 +372,14 @@ static int run_latency(struct scenario *sc)
 			load_fence();
 			m->t[r] = (gpu_now_ns() - t0) / 1e3;
 			check(sc, m);
+			if (m->t[r] > SLOW_US)
+				m->skipped = 1;
 		}
 	}
 	for (int k = 0; k < sc->nm; k++) {
 		sc->m[k].count = 1;
-		record(sc, &sc->m[k], B.lat_rounds);
+		if (!sc->m[k].skipped)
+			record(sc, &sc->m[k], B.lat_rounds);
 	}
 	return 0;
 }
@@ -545,6 +552,20 @@ static void make_forced(void)
 	}
 }
 
+/* Past the time budget: say where it stopped, for the report. */
+static int over_budget(struct bench_info *info, const char *what, size_t n)
+{
+	char size[32];
+
+	if (gpu_now_ns() < B.deadline_ns)
+		return 0;
+	gdr_copy_size_name(n, size, sizeof(size));
+	snprintf(info->stopped, sizeof(info->stopped),
+		 "The time budget (-t) ran out: nothing was measured from the %s of %s on.", what,
+		 size);
+	return 1;
+}
+
 static const char *current_routine(int to_device, size_t n)
 {
 	return gdr_copy_table_impl(&B.auto_t, to_device, n)->name;
@@ -584,10 +605,12 @@ static void cpu_model(char *buf, size_t len)
 static int usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-r ROUNDS] [-l LATENCY_ROUNDS] [-s MAX_SIZE] [-b BUCKET_US] [-c CSV] [-q]\n"
+		"usage: %s [-r ROUNDS] [-l LATENCY_ROUNDS] [-s MAX_SIZE] [-b BUCKET_US] [-t SECONDS]\n"
+		"       [-c CSV] [-q]\n"
 		"  -r rounds per size (default 50, at most %d); -l latency rounds (default 100)\n"
 		"  -s largest size, with K/M suffixes (default 4M); -b shortest batch in us (default 20)\n"
-		"  -c write every figure to this CSV file; -q quick: a few sizes, to check the program\n",
+		"  -t start no size after this many seconds (default 200); -c write every figure to\n"
+		"  this CSV file; -q quick: a few sizes, to check the program\n",
 		prog, MAX_ROUNDS);
 	return 2;
 }
@@ -608,6 +631,7 @@ int main(int argc, char **argv)
 	const char *csv_path = NULL, *backends[] = { "?", "gdrdrv", "dmabuf", "vulkan" };
 	size_t max = 4 << 20, pin_size, bufsize;
 	int quick = 0, opt, backend = 0, ret = 1;
+	double budget_s = 200;
 	struct gpu_vmm vmm;
 	gdr_info_v2_t ginfo;
 	FILE *csv = NULL;
@@ -617,7 +641,7 @@ int main(int argc, char **argv)
 	B.rounds = 50;
 	B.lat_rounds = 100;
 	B.bucket_us = 20;
-	while ((opt = getopt(argc, argv, "r:l:s:b:c:q")) != -1) {
+	while ((opt = getopt(argc, argv, "r:l:s:b:t:c:q")) != -1) {
 		switch (opt) {
 		case 'r':
 			B.rounds = atoi(optarg);
@@ -630,6 +654,9 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			B.bucket_us = atof(optarg);
+			break;
+		case 't':
+			budget_s = atof(optarg);
 			break;
 		case 'c':
 			csv_path = optarg;
@@ -649,7 +676,8 @@ int main(int argc, char **argv)
 		nsizes = sizeof(quick_sizes) / sizeof(quick_sizes[0]);
 	}
 	if (optind != argc || B.rounds < 1 || B.rounds > MAX_ROUNDS || B.lat_rounds < 1 ||
-	    B.lat_rounds > MAX_ROUNDS || B.bucket_us <= 0 || max < 1 || max > (256u << 20))
+	    B.lat_rounds > MAX_ROUNDS || B.bucket_us <= 0 || budget_s <= 0 || max < 1 ||
+	    max > (256u << 20))
 		return usage(argv[0]);
 	for (int i = 0; i < argc; i++)
 		snprintf(command + strlen(command), sizeof(command) - strlen(command), "%s%s",
@@ -724,22 +752,29 @@ int main(int argc, char **argv)
 		if (latency_sizes[i] <= max && (!quick || i % 2 == 0))
 			info.latency_sizes[info.nlatency++] = latency_sizes[i];
 
+	B.deadline_ns = gpu_now_ns() + budget_s * 1e9;
 	for (int dir = 0; dir < 2; dir++) {
 		for (int i = 0; i < info.nsizes; i++)
-			if (scenario_throughput(dir, 0, info.sizes[i]))
+			if (over_budget(&info, dir ? "writes" : "reads", info.sizes[i]) ||
+			    scenario_throughput(dir, 0, info.sizes[i]))
 				goto out;
 		for (int i = 0; i < info.nunaligned; i++)
-			if (scenario_throughput(dir, 1, info.unaligned_sizes[i]))
+			if (over_budget(&info, "unaligned", info.unaligned_sizes[i]) ||
+			    scenario_throughput(dir, 1, info.unaligned_sizes[i]))
 				goto out;
 		fprintf(stderr, "%s done\n", dir ? "writes" : "reads");
 	}
 	for (int i = 0; i < info.nlatency; i++)
-		if (scenario_latency(info.latency_sizes[i]))
+		if (over_budget(&info, "latency", info.latency_sizes[i]) ||
+		    scenario_latency(info.latency_sizes[i]))
 			goto out;
-	gdr_copy_table_install(&B.auto_t);
-	bench_report_print(&info, stdout, csv);
 	ret = 0;
 out:
+	if (!ret || info.stopped[0]) {
+		gdr_copy_table_install(&B.auto_t);
+		bench_report_print(&info, stdout, csv);
+		ret = 0;
+	}
 	gdr_copy_table_install(&B.auto_t);
 	if (csv)
 		fclose(csv);

@@ -37,6 +37,16 @@ static const struct bench_result *find(int latency, int to_device, int unaligned
 	return NULL;
 }
 
+/* Whether anything was measured there (a run cut short by its time budget leaves gaps). */
+static int measured(int latency, int to_device, int unaligned, size_t n)
+{
+	for (int i = 0; i < nresults; i++)
+		if (results[i].latency == latency && results[i].to_device == to_device &&
+		    results[i].unaligned == unaligned && results[i].n == n)
+			return 1;
+	return 0;
+}
+
 static const struct bench_result *find_routine(int latency, int to_device, int unaligned,
 					       size_t n, const char *routine)
 {
@@ -186,6 +196,8 @@ static void comparison(FILE *f, const struct bench_info *info, int to_device)
 		const struct bench_result *raw = fastest_raw(0, to_device, n);
 		char size[32], rawcell[96] = "-";
 
+		if (!measured(0, to_device, 0, n))
+			continue;
 		gdr_copy_size_name(n, size, sizeof(size));
 		if (raw)
 			snprintf(rawcell, sizeof(rawcell), "%s (%s)", cell(raw, 0), raw->method);
@@ -220,6 +232,8 @@ static void routines(FILE *f, const struct bench_info *info, int latency, int to
 		const char *best = fastest_routine(info, latency, to_device, unaligned, n, NULL);
 		char size[32];
 
+		if (!measured(latency, to_device, unaligned, n))
+			continue;
 		gdr_copy_size_name(n, size, sizeof(size));
 		fprintf(f, "| %s |", size);
 		if (latency || unaligned) {
@@ -279,6 +293,8 @@ static void where_time_goes(FILE *f, const struct bench_info *info, int to_devic
 		size_t n = info->sizes[i];
 		char size[32];
 
+		if (!measured(0, to_device, 0, n))
+			continue;
 		gdr_copy_size_name(n, size, sizeof(size));
 		fprintf(f, "| %s | %s |", size, info->current(to_device, n));
 		for (int k = 0; k < nmethods; k++)
@@ -293,29 +309,32 @@ static void classes(FILE *f, const struct bench_info *info, int to_device)
 	static const char *const cols[] = {
 		"fastest routine", "library uses", "library uses / fastest (worst)"
 	};
+	size_t sizes[BENCH_MAX_SIZES], used = 0;
 	char rows[1024] = "";
-	size_t used = 0;
-	int start = 0;
+	int start = 0, nsizes = 0;
 
+	for (int i = 0; i < info->nsizes; i++)
+		if (measured(0, to_device, 0, info->sizes[i]))
+			sizes[nsizes++] = info->sizes[i];
 	fprintf(f, "\n### Copies %s WC\n", to_device ? "into" : "out of");
 	header(f, "sizes", cols, 3, NULL, to_device, NULL, 0);
-	for (int i = 0; i < info->nsizes; i++) {
-		size_t n = info->sizes[i];
+	for (int i = 0; i < nsizes; i++) {
+		size_t n = sizes[i];
 		const char *best = fastest_routine(info, 0, to_device, 0, n, NULL);
-		const char *next = i + 1 < info->nsizes ?
-			fastest_routine(info, 0, to_device, 0, info->sizes[i + 1], NULL) : NULL;
+		const char *next = i + 1 < nsizes ?
+			fastest_routine(info, 0, to_device, 0, sizes[i + 1], NULL) : NULL;
 		char lo[32], hi[32], worst[32] = "-", now[256] = "";
 		double w = 0;
 
 		if (best && next && !strcmp(best, next))
 			continue;
-		/* The run info->sizes[start..i]: its worst ratio and the routines in use. */
+		/* The run sizes[start..i]: its worst ratio and the routines in use. */
 		for (int k = start; k <= i; k++) {
 			const struct bench_result *b, *c;
-			const char *cur = info->current(to_device, info->sizes[k]);
+			const char *cur = info->current(to_device, sizes[k]);
 
-			fastest_routine(info, 0, to_device, 0, info->sizes[k], &b);
-			c = find_routine(0, to_device, 0, info->sizes[k], cur);
+			fastest_routine(info, 0, to_device, 0, sizes[k], &b);
+			c = find_routine(0, to_device, 0, sizes[k], cur);
 			if (usable(b) && usable(c) && c->median / b->median > w)
 				w = c->median / b->median;
 			if (!strstr(now, cur))
@@ -324,10 +343,10 @@ static void classes(FILE *f, const struct bench_info *info, int to_device)
 		}
 		if (w > 0)
 			snprintf(worst, sizeof(worst), "%.2fx", w);
-		gdr_copy_size_name(info->sizes[start], lo, sizeof(lo));
+		gdr_copy_size_name(sizes[start], lo, sizeof(lo));
 		gdr_copy_size_name(n, hi, sizeof(hi));
 		fprintf(f, "| %s - %s | %s | %s | %s |\n", lo, hi, best ? best : "-", now, worst);
-		if (i + 1 < info->nsizes)
+		if (i + 1 < nsizes)
 			used += snprintf(rows + used, sizeof(rows) - used, "{ %zu, %s }, ", n,
 					 best ? best : "?");
 		else
@@ -442,6 +461,8 @@ void bench_report_print(const struct bench_info *info, FILE *md, FILE *csv)
 
 	fprintf(md, "# %s\n\n`%s`: %s\n\nThe library's automatic choice: %s.\n", info->title,
 		info->command, info->setup, info->choice);
+	if (info->stopped[0])
+		fprintf(md, "\n**%s**\n", info->stopped);
 	for (int dir = 0; dir < 2; dir++) {
 		fprintf(md, "\n## %s\n", dir ? "Writes (CPU to GPU memory)" : "Reads (GPU memory to CPU)");
 		comparison(md, info, dir);

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Tier 1: bench_copy_impls -q on the simulated CUDA driver through the vulkan backend (over
 # lavapipe). Checks the program, not its numbers: it runs, every method's data check passes, the
-# report has its tables, verdicts and suggested rows, the CSV has a row per method and size,
-# and it refuses bad options and skips without a CUDA driver.
+# report has its tables, verdicts and suggested rows, the CSV has a row per method and size, a
+# spent time budget leaves a report of what was measured, and it refuses bad options and skips
+# without a CUDA driver.
 . @LIB@
 need_sim
 bench=@BENCH@
@@ -69,4 +70,13 @@ for d in d2h h2d; do
 	done
 done
 result pass bench_csv_rows
+
+"$bench" -q -t 0.000001 >"$tmp/budget.md" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -q '^\*\*The time budget (-t) ran out: nothing was measured from the reads of 8 B on\.\*\*$' "$tmp/budget.md" &&
+	grep -q '^| 1 B | ' "$tmp/budget.md" && ! grep -q '^| 8 B | ' "$tmp/budget.md"; then
+	result pass bench_time_budget
+else
+	result fail bench_time_budget "exit $rc; no note, or sizes past the budget: $(tail -n 1 "$tmp/budget.md")"
+fi
 finish
