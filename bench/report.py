@@ -90,6 +90,14 @@ header_lines = [l for l in bw_default.splitlines()
 if header_lines:
     md.append("From the copybw run below:\n\n```\n%s\n```\n" % "\n".join(header_lines))
 
+# ---- bench_copy_impls: its own markdown, headings two levels down -----------------------------
+md.append("## Copy routines side by side (bench_copy_impls)\n")
+md.append(provenance("copy_impls"))
+impls_md = read("copy_impls.out").strip()
+if impls_md and ok("copy_impls"):
+    md.append("Every figure is also in `copy_impls.csv`.\n")
+    md.append(re.sub(r"^(#+) ", lambda m: "##" + m.group(1) + " ", impls_md, flags=re.M) + "\n")
+
 # ---- copylat ---------------------------------------------------------------------------------
 lat = csv_rows("copylat")
 by = {}

@@ -1,17 +1,21 @@
 #!/bin/bash
 # The standard gdrcopy benchmark set, for a machine with an NVIDIA GPU. Every comparison is made
-# side by side in the same run: copylat against cuMemcpy (-c) and a raw store/load, each copy
-# routine against the library's own choice (--impl all), pplat against cuMemcpyAsync (-c).
+# side by side in the same run: bench_copy_impls (the library against GDRCopy 2.6's strategy, raw
+# accesses, cuMemcpy and each copy routine, in one process), copylat against cuMemcpy (-c) and a
+# raw store/load, each copy routine against the library's own choice (--impl all), pplat against
+# cuMemcpyAsync (-c).
 #
 #   bench/run.sh [OUT_DIR]        (default: $OUT, else ./bench-out)
 #
 # Writes to OUT_DIR: results.md (every table, each naming the command behind it), up to five
-# PNG plots (when Python has matplotlib) and bench.log (every command, its output and its CSV).
-# About a minute on an H200 (estimated); never more than ~4 minutes: each step has a time limit
-# and steps stop starting once BUDGET seconds are spent.
+# PNG plots (when Python has matplotlib), copy_impls.csv (bench_copy_impls's figures) and
+# bench.log (every command, its output and its CSV). About two minutes on an H200 (estimated);
+# never more than ~4 minutes: each step has a time limit and steps stop starting once BUDGET
+# seconds are spent.
 #
 # Environment:
-#   BIN      the tools (default: build/bin of this tree)
+#   BIN      the tools (default: build/bin of this tree); bench_copy_impls is looked for in
+#            BIN/../tests/gpu (make gpu-build builds it)
 #   PYTHON   python3 with numpy and matplotlib (default: python3)
 #   QUICK=1  tiny sizes and iteration counts: checks the script, measures nothing useful
 #   DEV      GPU id (default 0)
@@ -37,6 +41,7 @@ start=$(date +%s)
 # Sizes and counts: chosen so the whole set stays well under four minutes on an H200 (reads
 # through BAR1 run at 0.06-2 GB/s, and memcpy/generic reads are the slowest).
 if [ "${QUICK:-0}" = 1 ]; then
+	IMPLS="-q"
 	LAT="-s 4K -w 100 -r 10"
 	SWEEP="-s 1K -w 100 -r 10"
 	BW_SWEEP="-s 64K -c 64K -l -w 20 -r 5"
@@ -44,6 +49,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	API="-s 256K -n 5 -w 1"
 	PP_ITERS=50
 else
+	IMPLS="-r 50 -l 100 -t 100"
 	LAT="-s 4M -w 1000 -r 100"
 	SWEEP="-s 256K -w 1000 -r 100"
 	BW_SWEEP="-s 64M -c 64M -l -w 200 -r 10"
@@ -52,10 +58,12 @@ else
 	PP_ITERS=1000
 fi
 
-# step NAME TOOL ARGS...: run BIN/TOOL, keep its stdout as NAME.out, log everything.
+# step NAME TOOL ARGS...: run BIN/TOOL (TOOL itself when it is a path), keep its stdout as
+# NAME.out, log everything under TOOL's name.
 step() {
-	local name=$1 tool=$2 t0 t1 rc last limit
+	local name=$1 tool=${2##*/} prog=$2 t0 t1 rc last limit
 	shift 2
+	[[ $prog == */* ]] || prog=$BIN/$prog
 	limit=$((BUDGET - ($(date +%s) - start)))
 	if [ "$limit" -le 0 ]; then
 		printf '%s\tskipped\t%s\tthe %s s budget was spent\n' "$name" "$tool $*" "$BUDGET" \
@@ -69,7 +77,7 @@ step() {
 		echo "=== $name"
 		echo "\$ $tool $*"
 	} >>"$log"
-	timeout -k 5 "$limit" "$BIN/$tool" "$@" >"$raw/$name.out" 2>"$raw/$name.err" </dev/null
+	timeout -k 5 "$limit" "$prog" "$@" >"$raw/$name.out" 2>"$raw/$name.err" </dev/null
 	rc=$?
 	t1=$(date +%s%N)
 	cat "$raw/$name.out" "$raw/$name.err" >>"$log"
@@ -92,6 +100,13 @@ step() {
 cat "$raw/host.txt" >>"$log"
 
 step info gdrcopy_info
+impls=$(dirname "$BIN")/tests/gpu/bench_copy_impls
+if [ -x "$impls" ]; then
+	# shellcheck disable=SC2086
+	step copy_impls "$impls" $IMPLS -c "$out/copy_impls.csv"
+else
+	printf 'copy_impls\tskipped\tbench_copy_impls\tnot built (make gpu-build)\n' >>"$raw/steps.tsv"
+fi
 step copybw_default gdrcopy_copybw -d "$DEV" $BW_DEFAULT
 step copylat gdrcopy_copylat -d "$DEV" $LAT -c -a cuMemCreate --csv
 step sweep gdrcopy_copylat -d "$DEV" $SWEEP -a cuMemCreate --impl all --csv

@@ -23,43 +23,57 @@
 #endif
 
 static const struct gdr_copy_impl impl_generic = {
-	GDR_COPY_IMPL_GENERIC, "generic", 0, gdr_copy_store_generic, gdr_copy_load_generic, 0
+	GDR_COPY_IMPL_GENERIC, "generic", 0, 0, gdr_copy_store_generic, gdr_copy_load_generic, 0
 };
 static const struct gdr_copy_impl impl_memcpy = {
-	GDR_COPY_IMPL_MEMCPY, "memcpy", 0, gdr_copy_store_memcpy, gdr_copy_load_memcpy, 0
+	GDR_COPY_IMPL_MEMCPY, "memcpy", 0, 0, gdr_copy_store_memcpy, gdr_copy_load_memcpy, 0
 };
 #if defined(__x86_64__)
 static const struct gdr_copy_impl impl_sse = {
-	GDR_COPY_IMPL_SSE, "sse", GDR_CPU_SSE2, gdr_copy_store_sse, gdr_copy_load_sse, 0
+	GDR_COPY_IMPL_SSE, "sse", GDR_CPU_SSE2, 0, gdr_copy_store_sse, gdr_copy_load_sse, 0
 };
 static const struct gdr_copy_impl impl_sse41 = {
-	GDR_COPY_IMPL_SSE41, "sse41", GDR_CPU_SSE2 | GDR_CPU_SSE41, gdr_copy_store_sse,
+	GDR_COPY_IMPL_SSE41, "sse41", GDR_CPU_SSE2 | GDR_CPU_SSE41, 0, gdr_copy_store_sse,
 	gdr_copy_load_sse41, 0
 };
+static const struct gdr_copy_impl impl_sse41_blocks = {
+	GDR_COPY_IMPL_SSE41, "sse41_blocks", GDR_CPU_SSE2 | GDR_CPU_SSE41, 0, gdr_copy_store_sse,
+	gdr_copy_load_sse41_blocks, 0
+};
 static const struct gdr_copy_impl impl_avx2 = {
-	GDR_COPY_IMPL_AVX2, "avx2", GDR_CPU_AVX2, gdr_copy_store_avx2, gdr_copy_load_avx2, 0
+	GDR_COPY_IMPL_AVX2, "avx2", GDR_CPU_AVX2, 0, gdr_copy_store_avx2, gdr_copy_load_avx2, 0
+};
+static const struct gdr_copy_impl impl_avx2_blocks = {
+	GDR_COPY_IMPL_AVX2, "avx2_blocks", GDR_CPU_AVX2, 0, gdr_copy_store_avx2,
+	gdr_copy_load_avx2_blocks, 0
+};
+static const struct gdr_copy_impl impl_avx2_lines = {
+	GDR_COPY_IMPL_AVX2, "avx2_lines", GDR_CPU_AVX2, 0, gdr_copy_store_avx2,
+	gdr_copy_load_avx2_lines, 0
 };
 /* 65 us for a 64-byte and 129 us for a 128-byte AVX-512 streaming load on the H200's BAR. */
 static const struct gdr_copy_impl impl_avx512 = {
-	GDR_COPY_IMPL_AVX512, "avx512", GDR_CPU_AVX512F, gdr_copy_store_avx512,
+	GDR_COPY_IMPL_AVX512, "avx512", GDR_CPU_AVX512F, 0, gdr_copy_store_avx512,
 	gdr_copy_load_avx512, 256
 };
 static const struct gdr_copy_impl impl_movdir64b = {
-	GDR_COPY_IMPL_MOVDIR64B, "movdir64b", GDR_CPU_MOVDIR64B, gdr_copy_store_movdir64b, NULL, 0
+	GDR_COPY_IMPL_MOVDIR64B, "movdir64b", GDR_CPU_MOVDIR64B, 0, gdr_copy_store_movdir64b, NULL,
+	0
 };
+/* Any x86-64 runs rep movsb; it is fast only with ERMS. */
 static const struct gdr_copy_impl impl_rep_movsb = {
-	GDR_COPY_IMPL_REP_MOVSB, "rep_movsb", 0, gdr_copy_store_rep_movsb, NULL, 0
+	GDR_COPY_IMPL_REP_MOVSB, "rep_movsb", 0, GDR_CPU_ERMS, gdr_copy_store_rep_movsb, NULL, 0
 };
 #elif defined(__aarch64__)
 static const struct gdr_copy_impl impl_stp = {
-	GDR_COPY_IMPL_STP, "stp", 0, gdr_copy_store_stp, gdr_copy_load_stp, 0
+	GDR_COPY_IMPL_STP, "stp", 0, 0, gdr_copy_store_stp, gdr_copy_load_stp, 0
 };
 static const struct gdr_copy_impl impl_neon = {
-	GDR_COPY_IMPL_NEON, "neon", GDR_CPU_ASIMD, gdr_copy_store_neon, gdr_copy_load_neon, 0
+	GDR_COPY_IMPL_NEON, "neon", GDR_CPU_ASIMD, 0, gdr_copy_store_neon, gdr_copy_load_neon, 0
 };
 #elif defined(__powerpc64__)
 static const struct gdr_copy_impl impl_power = {
-	GDR_COPY_IMPL_POWER, "power", 0, gdr_copy_store_power, gdr_copy_load_power, 0
+	GDR_COPY_IMPL_POWER, "power", 0, 0, gdr_copy_store_power, gdr_copy_load_power, 0
 };
 #endif
 
@@ -69,7 +83,10 @@ static const struct gdr_copy_impl *const impls[] = {
 #if defined(__x86_64__)
 	&impl_sse,
 	&impl_sse41,
+	&impl_sse41_blocks,
 	&impl_avx2,
+	&impl_avx2_blocks,
+	&impl_avx2_lines,
 	&impl_avx512,
 	&impl_movdir64b,
 	&impl_rep_movsb,
@@ -96,14 +113,68 @@ static const char *const impl_id_names[] = {
 	[GDR_COPY_IMPL_POWER] = "power",
 	[GDR_COPY_IMPL_STP] = "stp",
 };
+/* The variants' names, which no id names. */
+static const char *const variant_names[] = { "sse41_blocks", "avx2_blocks", "avx2_lines" };
 
-static const char *const class_names[GDR_COPY_NCLASSES] = { "tiny", "small", "medium", "large" };
-static const size_t class_mins[GDR_COPY_NCLASSES] = {
-	0, GDR_COPY_TINY_MAX + 1, GDR_COPY_SMALL_MAX + 1, GDR_COPY_MEDIUM_MAX + 1
+/*
+ * The automatic choice. A copy of n bytes into (to_wc) or out of (from_wc) a write-combined
+ * mapping uses the first row with n <= max, and in it the first routine this CPU runs (with
+ * the features it prefers); generic when none. tests/gpu/bench_copy_impls measures every
+ * routine through gdr_copy_*_mapping and prints, per direction, the fastest at each size and
+ * the rows that follow from it: each row ends where the fastest routine changes and lists the
+ * winner, then the routines for CPUs that lack its features, in descending ISA order.
+ *
+ * x86, measured on the H200 (tests/gpu/bench_copy_impls, docs/performance.md): into WC, every
+ * store flavour is within noise below 1 KiB, so tiny stores stay generic, which the dispatcher
+ * inlines; rep movsb (with ERMS) is the fastest from 64 KiB but 3-10% slower than AVX2 from 2
+ * to 16 KiB; the stores of AVX2, AVX-512 and MOVDIR64B tie below 64 KiB. Out of WC, plain
+ * loads read at 0.06 GB/s and streaming loads at 0.7-2.1 GB/s; AVX-512 streaming loads beat
+ * AVX2 by 10-20% from 1 KiB up and are pathological below 256 B.
+ */
+#define ROW_PICKS 6
+
+struct class_row {
+	size_t max;
+	const struct gdr_copy_impl *pick[ROW_PICKS];	/* in order of preference, NULL-ended */
 };
-static const size_t class_maxs[GDR_COPY_NCLASSES] = {
-	GDR_COPY_TINY_MAX, GDR_COPY_SMALL_MAX, GDR_COPY_MEDIUM_MAX, SIZE_MAX
+
+#if defined(__x86_64__)
+static const struct class_row to_wc_rows[] = {
+	{ GDR_COPY_TINY_MAX, { &impl_generic } },
+	{ 16384, { &impl_avx2, &impl_sse, &impl_generic } },
+	{ SIZE_MAX, { &impl_rep_movsb, &impl_avx2, &impl_sse, &impl_generic } },
 };
+static const struct class_row from_wc_rows[] = {
+	{ 1024, { &impl_avx2, &impl_sse41, &impl_sse, &impl_generic } },
+	{ SIZE_MAX, { &impl_avx512, &impl_avx2, &impl_sse41, &impl_sse, &impl_generic } },
+};
+#elif defined(__aarch64__)
+static const struct class_row to_wc_rows[] = {
+	{ GDR_COPY_TINY_MAX, { &impl_generic } },
+	{ SIZE_MAX, { &impl_neon, &impl_stp } },
+};
+static const struct class_row from_wc_rows[] = {
+	{ SIZE_MAX, { &impl_neon, &impl_stp } },
+};
+#elif defined(__powerpc64__)
+static const struct class_row to_wc_rows[] = {
+	{ GDR_COPY_TINY_MAX, { &impl_generic } },
+	{ SIZE_MAX, { &impl_power } },
+};
+static const struct class_row from_wc_rows[] = {
+	{ SIZE_MAX, { &impl_power } },
+};
+#else
+static const struct class_row to_wc_rows[] = {
+	{ SIZE_MAX, { &impl_generic } },
+};
+static const struct class_row from_wc_rows[] = {
+	{ SIZE_MAX, { &impl_generic } },
+};
+#endif
+#define NROWS(rows) ((int)(sizeof(rows) / sizeof(rows[0])))
+_Static_assert(NROWS(to_wc_rows) <= GDR_COPY_MAX_CLASSES, "too many classes into WC");
+_Static_assert(NROWS(from_wc_rows) <= GDR_COPY_MAX_CLASSES, "too many classes out of WC");
 
 const struct gdr_copy_impl *const *gdr_copy_impls(size_t *count)
 {
@@ -126,101 +197,66 @@ const char *gdr_copy_impl_id_name(int id)
 	return impl_id_names[id];
 }
 
+static int impl_name_known(const char *name)
+{
+	for (size_t i = 0; i < sizeof(impl_id_names) / sizeof(impl_id_names[0]); i++)
+		if (impl_id_names[i] && !strcasecmp(impl_id_names[i], name))
+			return 1;
+	for (size_t i = 0; i < sizeof(variant_names) / sizeof(variant_names[0]); i++)
+		if (!strcasecmp(variant_names[i], name))
+			return 1;
+	return 0;
+}
+
 unsigned int gdr_copy_impl_missing(const struct gdr_copy_impl *impl, unsigned int cpu_flags)
 {
 	return impl->needs & ~cpu_flags;
 }
 
-size_t gdr_copy_class_min(enum gdr_copy_class c)
+static gdr_copy_fn impl_fn(const struct gdr_copy_impl *impl, int to_device)
 {
-	return class_mins[c];
+	return to_device ? impl->store : impl->load;
 }
 
-const char *gdr_copy_class_name(enum gdr_copy_class c)
+static void set_class(struct gdr_copy_dir *dir, int c, const struct gdr_copy_impl *impl,
+		      int to_device)
 {
-	return class_names[c];
+	dir->impl[c] = impl;
+	dir->fn[c] = impl_fn(impl, to_device);
 }
 
-static void set_to(struct gdr_copy_table *t, int c, const struct gdr_copy_impl *impl)
+/* Whether the automatic choice may use impl in class c of dir. */
+static int auto_fits(const struct gdr_copy_impl *impl, unsigned int cpu, int to_device,
+		     const struct gdr_copy_dir *dir, int c)
 {
-	t->to[c] = impl;
-	t->to_fn[c] = impl->store;
+	if ((impl->needs | impl->prefers) & ~cpu || !impl_fn(impl, to_device))
+		return 0;
+	return to_device || gdr_copy_class_min(dir, c) >= impl->load_min;
 }
 
-static void set_from(struct gdr_copy_table *t, int c, const struct gdr_copy_impl *impl)
+static void select_dir(struct gdr_copy_dir *dir, const struct class_row *rows, int nrows,
+		       int to_device, unsigned int cpu)
 {
-	t->from[c] = impl;
-	t->from_fn[c] = impl->load;
+	dir->nclasses = nrows;
+	for (int c = 0; c < nrows; c++)
+		dir->max[c] = rows[c].max;
+	for (int c = 0; c < nrows; c++) {
+		const struct gdr_copy_impl *impl = &impl_generic;
+
+		for (int p = 0; p < ROW_PICKS && rows[c].pick[p]; p++) {
+			if (auto_fits(rows[c].pick[p], cpu, to_device, dir, c)) {
+				impl = rows[c].pick[p];
+				break;
+			}
+		}
+		set_class(dir, c, impl, to_device);
+	}
 }
 
-static void set_to_above_tiny(struct gdr_copy_table *t, const struct gdr_copy_impl *impl)
-{
-	for (int c = GDR_COPY_SMALL; c < GDR_COPY_NCLASSES; c++)
-		set_to(t, c, impl);
-}
-
-static void set_from_all(struct gdr_copy_table *t, const struct gdr_copy_impl *impl)
-{
-	for (int c = 0; c < GDR_COPY_NCLASSES; c++)
-		set_from(t, c, impl);
-}
-
-static int can_run(const struct gdr_copy_impl *impl, unsigned int cpu)
-{
-	return !gdr_copy_impl_missing(impl, cpu);
-}
-
-/*
- * The automatic choice: generic everywhere, then upgrades in ascending ISA order. Tiny copies
- * into WC stay generic, which copy.c inlines: on the H200 every store flavour is within noise
- * below 1 KiB, so a tiny copy should cost no more than its stores and the fence.
- */
 static void select_auto(struct gdr_copy_table *t, unsigned int cpu)
 {
-	for (int c = 0; c < GDR_COPY_NCLASSES; c++) {
-		set_to(t, c, &impl_generic);
-		set_from(t, c, &impl_generic);
-	}
-#if defined(__x86_64__)
-	if (can_run(&impl_sse, cpu)) {
-		set_to_above_tiny(t, &impl_sse);
-		set_from_all(t, &impl_sse);
-	}
-	/* Plain loads read WC at 0.06 GB/s; streaming loads at 0.7-2.1 GB/s, AVX2's the fastest. */
-	if (can_run(&impl_sse41, cpu))
-		set_from_all(t, &impl_sse41);
-	if (can_run(&impl_avx2, cpu)) {
-		set_to_above_tiny(t, &impl_avx2);
-		set_from_all(t, &impl_avx2);
-	}
-	/*
-	 * Measured on the H200, every routine in one process, interleaved (tests/gpu/
-	 * bench_copy_impls, docs/performance.md): into WC, rep movsb (with ERMS) is the fastest from
-	 * 64 KiB (4.13 us against 4.27 for AVX2) but 3-10% slower than AVX2 from 2 to 16 KiB; the
-	 * stores of AVX2, AVX-512 and MOVDIR64B tie below 64 KiB. Out of WC, AVX-512 streaming
-	 * loads beat AVX2 by 10-20% from 1 KiB up (4 KiB: 3.95 against 4.93 us) and are
-	 * pathological below 256 B (the small class starts at 65 B, so it keeps AVX2).
-	 */
-	if (cpu & GDR_CPU_ERMS)
-		set_to(t, GDR_COPY_LARGE, &impl_rep_movsb);
-	if (can_run(&impl_avx512, cpu)) {
-		set_from(t, GDR_COPY_MEDIUM, &impl_avx512);
-		set_from(t, GDR_COPY_LARGE, &impl_avx512);
-	}
-#elif defined(__aarch64__)
-	set_to_above_tiny(t, &impl_stp);
-	set_from_all(t, &impl_stp);
-	if (can_run(&impl_neon, cpu)) {
-		set_to_above_tiny(t, &impl_neon);
-		set_from_all(t, &impl_neon);
-	}
-#elif defined(__powerpc64__)
-	(void)cpu;
-	set_to_above_tiny(t, &impl_power);
-	set_from_all(t, &impl_power);
-#else
-	(void)cpu;
-#endif
+	select_dir(&t->to, to_wc_rows, NROWS(to_wc_rows), 1, cpu);
+	select_dir(&t->from, from_wc_rows, NROWS(from_wc_rows), 0, cpu);
 }
 
 /* Names of the routines cpu can run, space-separated. */
@@ -232,7 +268,7 @@ static void supported_names(unsigned int cpu, char *buf, size_t len)
 	for (size_t i = 0; i < NIMPLS; i++) {
 		int n;
 
-		if (!can_run(impls[i], cpu))
+		if (gdr_copy_impl_missing(impls[i], cpu))
 			continue;
 		n = snprintf(buf + used, len - used, "%s%s", used ? " " : "", impls[i]->name);
 		if (n < 0 || (size_t)n >= len - used)
@@ -245,19 +281,16 @@ static int select_forced(struct gdr_copy_table *t, unsigned int cpu, const char 
 			 char *note, size_t note_len)
 {
 	const struct gdr_copy_impl *impl = gdr_copy_impl_by_name(name);
-	char names[128], lacks[64];
+	char names[256], lacks[64];
 	size_t kept_max = 0;
 	unsigned int missing;
-	int known = 0;
 
 	supported_names(cpu, names, sizeof(names));
 	if (!impl) {
-		for (int id = 0; gdr_copy_impl_id_name(id); id++)
-			known |= !strcasecmp(gdr_copy_impl_id_name(id), name);
 		snprintf(note, note_len,
 			 "GDRCOPY_COPY_IMPL=%s: %s; this CPU supports: %s; keeping the automatic choice",
-			 name, known ? "a routine of another architecture" : "no such copy routine",
-			 names);
+			 name, impl_name_known(name) ? "a routine of another architecture" :
+						       "no such copy routine", names);
 		return EINVAL;
 	}
 	missing = gdr_copy_impl_missing(impl, cpu);
@@ -269,13 +302,13 @@ static int select_forced(struct gdr_copy_table *t, unsigned int cpu, const char 
 		return ENOTSUP;
 	}
 
-	for (int c = 0; c < GDR_COPY_NCLASSES; c++) {
-		if (impl->store)
-			set_to(t, c, impl);
-		if (impl->load && class_mins[c] >= impl->load_min)
-			set_from(t, c, impl);
-		else if (impl->load)
-			kept_max = class_maxs[c];
+	for (int c = 0; impl->store && c < t->to.nclasses; c++)
+		set_class(&t->to, c, impl, 1);
+	for (int c = 0; impl->load && c < t->from.nclasses; c++) {
+		if (gdr_copy_class_min(&t->from, c) >= impl->load_min)
+			set_class(&t->from, c, impl, 0);
+		else
+			kept_max = t->from.max[c];
 	}
 	if (!impl->load)
 		snprintf(note, note_len,
@@ -301,22 +334,42 @@ int gdr_copy_select(struct gdr_copy_table *t, unsigned int cpu_flags, const char
 		if (ret)
 			select_auto(t, cpu_flags);
 	}
-	t->tiny_to_inline = t->to[GDR_COPY_TINY] == &impl_generic;
+	t->tiny_to_max = 0;
+	if (t->to.impl[0] == &impl_generic)
+		t->tiny_to_max = t->to.max[0] < GDR_COPY_TINY_MAX ? t->to.max[0] : GDR_COPY_TINY_MAX;
+	t->from_wc_fence = GDR_COPY_FENCE_STORE;
 	return ret;
+}
+
+void gdr_copy_size_name(size_t n, char *buf, size_t len)
+{
+	if (n >= 1u << 20 && !(n & ((1u << 20) - 1)))
+		snprintf(buf, len, "%zu MiB", n >> 20);
+	else if (n >= 1u << 10 && !(n & ((1u << 10) - 1)))
+		snprintf(buf, len, "%zu KiB", n >> 10);
+	else
+		snprintf(buf, len, "%zu B", n);
 }
 
 void gdr_copy_table_describe(const struct gdr_copy_table *t, char *buf, size_t len)
 {
 	size_t used = 0;
 
+	if (len)
+		buf[0] = '\0';
 	for (int dir = 0; dir < 2; dir++) {
-		const struct gdr_copy_impl *const *row = dir ? t->from : t->to;
+		const struct gdr_copy_dir *d = dir ? &t->from : &t->to;
 
-		for (int c = 0; c < GDR_COPY_NCLASSES && used < len; c++) {
-			int n = snprintf(buf + used, len - used, "%s%s %s",
-					 c ? ", " : dir ? "; copy from WC: " : "copy to WC: ",
-					 class_names[c], row[c]->name);
+		for (int c = 0; c < d->nclasses && used < len; c++) {
+			char size[32] = "";
+			int n;
 
+			if (d->max[c] != SIZE_MAX)
+				gdr_copy_size_name(d->max[c], size, sizeof(size));
+			n = snprintf(buf + used, len - used, "%s%s%s %s",
+				     c ? ", " : dir ? "; copy from WC: " : "copy to WC: ",
+				     d->max[c] == SIZE_MAX ? (c ? "larger" : "all") : "up to ",
+				     size, d->impl[c]->name);
 			if (n < 0)
 				return;
 			used += n;
@@ -327,25 +380,23 @@ void gdr_copy_table_describe(const struct gdr_copy_table *t, char *buf, size_t l
 const struct gdr_copy_impl *gdr_copy_table_impl(const struct gdr_copy_table *t, int to_device,
 						 size_t n)
 {
-	enum gdr_copy_class c = gdr_copy_class_of(n);
+	const struct gdr_copy_dir *d = to_device ? &t->to : &t->from;
 
-	return to_device ? t->to[c] : t->from[c];
+	return d->impl[gdr_copy_class_of(d, n)];
 }
 
 /*
- * The table the copies use. Written once, by copy_init_once under copy_once; read without a
- * lock afterwards, since every copy through the public API follows the gdr_open that ran
+ * The table the copies use. Written once, by copy_init_once under copy_once (tests and
+ * benchmarks also install tables of their own, with no copy running); read without a lock
+ * afterwards, since every copy through the public API follows the gdr_open that ran
  * gdr_copy_init. Until then it holds the generic routines, which are always correct.
  */
 static pthread_once_t copy_once = PTHREAD_ONCE_INIT;
 static struct gdr_copy_table copy_table = {
-	.to_fn = { gdr_copy_store_generic, gdr_copy_store_generic, gdr_copy_store_generic,
-		   gdr_copy_store_generic },
-	.from_fn = { gdr_copy_load_generic, gdr_copy_load_generic, gdr_copy_load_generic,
-		     gdr_copy_load_generic },
-	.to = { &impl_generic, &impl_generic, &impl_generic, &impl_generic },
-	.from = { &impl_generic, &impl_generic, &impl_generic, &impl_generic },
-	.tiny_to_inline = 1,
+	.to = { 1, { SIZE_MAX }, { gdr_copy_store_generic }, { &impl_generic } },
+	.from = { 1, { SIZE_MAX }, { gdr_copy_load_generic }, { &impl_generic } },
+	.tiny_to_max = GDR_COPY_TINY_MAX,
+	.from_wc_fence = GDR_COPY_FENCE_STORE,
 };
 
 static void copy_init_once(void)
@@ -353,7 +404,7 @@ static void copy_init_once(void)
 	unsigned int cpu = gdr_cpu_features();
 	const char *forced = secure_getenv("GDRCOPY_COPY_IMPL");
 	struct gdr_copy_table t;
-	char note[512], line[256], features[128];
+	char note[640], line[512], features[128];
 
 	if (forced && !*forced)
 		forced = NULL;
@@ -376,6 +427,11 @@ void gdr_copy_init(void)
 void gdr_copy_table_current(struct gdr_copy_table *t)
 {
 	*t = copy_table;
+}
+
+void gdr_copy_table_install(const struct gdr_copy_table *t)
+{
+	copy_table = *t;
 }
 
 int gdr_copy_impl_for(int to_device, size_t n)
@@ -420,6 +476,32 @@ static inline __attribute__((always_inline)) void copy_fence(enum gdr_copy_fence
 }
 
 /*
+ * A tiny store into WC, inline: a flag or doorbell of whole aligned 8-byte words is that many
+ * stores and nothing else; any other range takes the generic walk. Every access is one aligned
+ * store of at most 8 bytes, so an aligned 4- or 8-byte flag is written atomically, as GDRCopy
+ * writes it.
+ */
+static inline __attribute__((always_inline)) void tiny_store(void *dst, const void *src,
+							      size_t n)
+{
+	if (!(((uintptr_t)dst | n) & 7)) {
+		for (size_t i = 0; i < n; i += 8) {
+			uint64_t v;
+
+			memcpy(&v, (const uint8_t *)src + i, 8);
+			*(volatile gdr_u64_alias *)((uint8_t *)dst + i) = v;
+		}
+	} else {
+		gdr_generic_store(dst, src, n);
+	}
+}
+
+static inline gdr_copy_fn dir_fn(const struct gdr_copy_dir *d, size_t n)
+{
+	return d->fn[gdr_copy_class_of(d, n)];
+}
+
+/*
  * DEVICE mappings (BlueField-3, GDRCopy's rule): memcpy when both pointers and the size are
  * 8-aligned, else accesses as wide as the device pointer's alignment allows.
  */
@@ -428,39 +510,51 @@ static inline int device_aligned(const void *a, const void *b, size_t n)
 	return !(((uintptr_t)a | (uintptr_t)b | n) & 7);
 }
 
+/* The paths other than tiny WC stores, out of line so that the tiny path needs no stack frame. */
+static __attribute__((noinline)) void copy_to_wc(int mixed, void *dst, const void *src, size_t n)
+{
+	dir_fn(&copy_table.to, n)(dst, src, n);
+	copy_fence(mixed ? GDR_COPY_FENCE_FULL : GDR_COPY_FENCE_STORE);
+}
+
+static __attribute__((noinline)) void copy_to_other(gdr_mapping_type_t type, int mixed,
+						    void *dst, const void *src, size_t n)
+{
+	if (type == GDR_MAPPING_TYPE_DEVICE && !device_aligned(dst, src, n))
+		gdr_generic_store(dst, src, n);
+	else
+		memcpy(dst, src, n);
+	copy_fence(fence_for(type, mixed));
+}
+
 /* Mapping types other than CACHING and DEVICE are write-combined (GDRCopy's default). */
 void gdr_copy_to_mapping_type(gdr_mapping_type_t type, int mixed, void *dst, const void *src,
 			      size_t n)
 {
-	/* Tiny WC stores first: the latency-critical case (flags, doorbells). */
-	if (__builtin_expect(type == GDR_MAPPING_TYPE_WC && n <= GDR_COPY_TINY_MAX &&
-			     copy_table.tiny_to_inline, 1)) {
-		gdr_generic_store(dst, src, n);
-	} else if (type == GDR_MAPPING_TYPE_CACHING) {
-		memcpy(dst, src, n);
-	} else if (type == GDR_MAPPING_TYPE_DEVICE) {
-		if (device_aligned(dst, src, n))
-			memcpy(dst, src, n);
-		else
-			gdr_generic_store(dst, src, n);
+	if (__builtin_expect(type == GDR_MAPPING_TYPE_CACHING || type == GDR_MAPPING_TYPE_DEVICE,
+			     0)) {
+		copy_to_other(type, mixed, dst, src, n);
+	} else if (n <= copy_table.tiny_to_max) {
+		/* Tiny stores: the latency-critical case (flags, doorbells). */
+		tiny_store(dst, src, n);
+		copy_fence(mixed ? GDR_COPY_FENCE_FULL : GDR_COPY_FENCE_STORE);
 	} else {
-		copy_table.to_fn[gdr_copy_class_of(n)](dst, src, n);
+		copy_to_wc(mixed, dst, src, n);
 	}
-	copy_fence(fence_for(type, mixed));
 }
 
 void gdr_copy_from_mapping_type(gdr_mapping_type_t type, int mixed, void *dst, const void *src,
 				size_t n)
 {
-	if (type == GDR_MAPPING_TYPE_CACHING) {
-		memcpy(dst, src, n);
-	} else if (type == GDR_MAPPING_TYPE_DEVICE) {
-		if (device_aligned(dst, src, n))
-			memcpy(dst, src, n);
-		else
-			gdr_generic_load(dst, src, n);
-	} else {
-		copy_table.from_fn[gdr_copy_class_of(n)](dst, src, n);
+	if (__builtin_expect(type != GDR_MAPPING_TYPE_CACHING && type != GDR_MAPPING_TYPE_DEVICE,
+			     1)) {
+		dir_fn(&copy_table.from, n)(dst, src, n);
+		copy_fence(mixed ? GDR_COPY_FENCE_FULL : copy_table.from_wc_fence);
+		return;
 	}
+	if (type == GDR_MAPPING_TYPE_DEVICE && !device_aligned(dst, src, n))
+		gdr_generic_load(dst, src, n);
+	else
+		memcpy(dst, src, n);
 	copy_fence(fence_for(type, mixed));
 }

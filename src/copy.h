@@ -16,7 +16,7 @@ void gdr_copy_init(void);
 /*
  * Copy n bytes into (to) or out of (from) a mapping of the given type. Writes no byte outside
  * [dst, dst + n); reads no byte outside [src, src + n) except, out of a WC mapping, the rest of
- * the aligned 16-byte blocks that hold its ends (never another page). Ends with the fence the
+ * the aligned 64-byte lines that hold its ends (never another page). Ends with the fence the
  * type needs, a full fence when mixed. Before gdr_copy_init they use the generic routines.
  */
 void gdr_copy_to_mapping_type(gdr_mapping_type_t type, int mixed, void *dst, const void *src,

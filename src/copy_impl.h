@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Inside the copy routines: the per-ISA routines, their descriptors and the selection table.
- * For copy.c, src/arch/ and the tests and tools that exercise one routine at a time.
+ * For copy.c, src/arch/ and the tests and benchmarks that exercise one routine at a time.
  *
  * A store routine copies into a write-combined mapping (dst is the device side); a load routine
  * copies out of one (src is the device side). Both take any alignment and any n, including 0;
  * neither fences (the dispatcher does). Stores write exactly [dst, dst + n). Loads write exactly
- * [dst, dst + n) of the host buffer but may read the aligned 16-byte blocks that contain the
- * ends of [src, src + n): a read changes nothing on the device, and an aligned block never
- * crosses a page, so it stays inside the mapping.
+ * [dst, dst + n) of the host buffer but may read the aligned 64-byte lines that contain the
+ * ends of [src, src + n): a read changes nothing on the device, a streaming load fetches the
+ * whole line anyway, and an aligned line never crosses a page, so it stays inside the mapping.
  */
 #ifndef GDR_COPY_IMPL_H
 #define GDR_COPY_IMPL_H
@@ -25,12 +25,15 @@ void gdr_copy_store_memcpy(void *dst, const void *src, size_t n);
 void gdr_copy_load_memcpy(void *dst, const void *src, size_t n);
 
 #if defined(__x86_64__)
-/* MOVNTDQ is SSE2: gdr_copy_store_sse is also the sse41 routine's store. */
+/* MOVNTDQ is SSE2: gdr_copy_store_sse is also the sse41 routines' store. */
 void gdr_copy_store_sse(void *dst, const void *src, size_t n);
 void gdr_copy_load_sse(void *dst, const void *src, size_t n);
 void gdr_copy_load_sse41(void *dst, const void *src, size_t n);
+void gdr_copy_load_sse41_blocks(void *dst, const void *src, size_t n);
 void gdr_copy_store_avx2(void *dst, const void *src, size_t n);
 void gdr_copy_load_avx2(void *dst, const void *src, size_t n);
+void gdr_copy_load_avx2_blocks(void *dst, const void *src, size_t n);
+void gdr_copy_load_avx2_lines(void *dst, const void *src, size_t n);
 void gdr_copy_store_avx512(void *dst, const void *src, size_t n);
 void gdr_copy_load_avx512(void *dst, const void *src, size_t n);
 void gdr_copy_store_movdir64b(void *dst, const void *src, size_t n);
@@ -46,48 +49,68 @@ void gdr_copy_load_power(void *dst, const void *src, size_t n);
 #endif
 
 struct gdr_copy_impl {
-	int id;			/* GDR_COPY_IMPL_* */
+	/*
+	 * GDR_COPY_IMPL_*: the routine's family, which gdr_get_attribute reports. A variant of a
+	 * family (avx2_blocks) shares the family's id and has a name of its own.
+	 */
+	int id;
 	const char *name;	/* as GDRCOPY_COPY_IMPL takes it */
 	unsigned int needs;	/* enum gdr_cpu_feature mask the CPU must have */
+	unsigned int prefers;	/* more features the automatic choice waits for (rep movsb: ERMS) */
 	gdr_copy_fn store;	/* NULL: no routine for copies into WC */
 	gdr_copy_fn load;	/* NULL: no routine for copies out of WC */
 	size_t load_min;	/* never chosen for loads of fewer bytes than this */
 };
 
-/* Size classes: a copy of n bytes uses the routine of the first class with n <= max. */
-enum gdr_copy_class {
-	GDR_COPY_TINY,		/* <= 64 B */
-	GDR_COPY_SMALL,		/* <= 1 KiB */
-	GDR_COPY_MEDIUM,	/* <= 16 KiB */
-	GDR_COPY_LARGE,
-	GDR_COPY_NCLASSES
+/*
+ * One direction's routines by size class: a copy of n bytes uses class c, the first with
+ * n <= max[c]; the last class's max is SIZE_MAX. The classes and the automatic choice in each
+ * come from one table in copy.c.
+ */
+#define GDR_COPY_MAX_CLASSES 8
+
+struct gdr_copy_dir {
+	int nclasses;
+	size_t max[GDR_COPY_MAX_CLASSES];
+	gdr_copy_fn fn[GDR_COPY_MAX_CLASSES];
+	const struct gdr_copy_impl *impl[GDR_COPY_MAX_CLASSES];
 };
-#define GDR_COPY_TINY_MAX   64
-#define GDR_COPY_SMALL_MAX  1024
-#define GDR_COPY_MEDIUM_MAX 16384
 
-static inline enum gdr_copy_class gdr_copy_class_of(size_t n)
-{
-	if (n <= GDR_COPY_TINY_MAX)
-		return GDR_COPY_TINY;
-	if (n <= GDR_COPY_SMALL_MAX)
-		return GDR_COPY_SMALL;
-	if (n <= GDR_COPY_MEDIUM_MAX)
-		return GDR_COPY_MEDIUM;
-	return GDR_COPY_LARGE;
-}
+/* Tiny WC stores (flags, doorbells) of up to this many bytes may be inlined in the dispatcher. */
+#define GDR_COPY_TINY_MAX 64
 
-/* The smallest n of a class. */
-size_t gdr_copy_class_min(enum gdr_copy_class c);
-const char *gdr_copy_class_name(enum gdr_copy_class c);
+enum gdr_copy_fence {
+	GDR_COPY_FENCE_NONE,
+	GDR_COPY_FENCE_STORE,	/* sfence, dmb st, sync */
+	GDR_COPY_FENCE_FULL,	/* mfence, dmb sy, sync */
+};
 
 struct gdr_copy_table {
-	gdr_copy_fn to_fn[GDR_COPY_NCLASSES];
-	gdr_copy_fn from_fn[GDR_COPY_NCLASSES];
-	const struct gdr_copy_impl *to[GDR_COPY_NCLASSES];
-	const struct gdr_copy_impl *from[GDR_COPY_NCLASSES];
-	int tiny_to_inline;	/* to[GDR_COPY_TINY] is generic, which copy.c inlines */
+	struct gdr_copy_dir to;		/* copies into WC */
+	struct gdr_copy_dir from;	/* copies out of WC */
+	/* WC stores of up to this many bytes use the inline generic store; 0: none do. */
+	size_t tiny_to_max;
+	/*
+	 * The fence after a copy out of a WC mapping when mappings of one type exist: STORE, as
+	 * GDRCopy 2.6. Benchmarks set NONE to measure what the fence costs.
+	 */
+	enum gdr_copy_fence from_wc_fence;
 };
+
+static inline int gdr_copy_class_of(const struct gdr_copy_dir *d, size_t n)
+{
+	int c = 0;
+
+	while (n > d->max[c])
+		c++;
+	return c;
+}
+
+/* The smallest n of class c. */
+static inline size_t gdr_copy_class_min(const struct gdr_copy_dir *d, int c)
+{
+	return c ? d->max[c - 1] + 1 : 0;
+}
 
 /* Every routine this build has, generic first; *count gets their number. */
 const struct gdr_copy_impl *const *gdr_copy_impls(size_t *count);
@@ -108,7 +131,10 @@ unsigned int gdr_copy_impl_missing(const struct gdr_copy_impl *impl, unsigned in
 int gdr_copy_select(struct gdr_copy_table *t, unsigned int cpu_flags, const char *forced,
 		    char *note, size_t note_len);
 
-/* "copy to WC: tiny generic, small avx2, ...; copy from WC: ..." */
+/* "64 B", "16 KiB", "1 MiB": a size as the choice's description and the benchmark print it. */
+void gdr_copy_size_name(size_t n, char *buf, size_t len);
+
+/* "copy to WC: up to 64 B generic, ..., larger rep_movsb; copy from WC: ..." */
 void gdr_copy_table_describe(const struct gdr_copy_table *t, char *buf, size_t len);
 
 /* The routine t uses for n-byte copies into (to_device) or out of WC. */
@@ -118,13 +144,13 @@ const struct gdr_copy_impl *gdr_copy_table_impl(const struct gdr_copy_table *t, 
 /* The table the copy functions use (the generic routines until gdr_copy_init has run). */
 void gdr_copy_table_current(struct gdr_copy_table *t);
 
-enum gdr_copy_fence {
-	GDR_COPY_FENCE_NONE,
-	GDR_COPY_FENCE_STORE,	/* sfence, dmb st, sync */
-	GDR_COPY_FENCE_FULL,	/* mfence, dmb sy, sync */
-};
+/*
+ * Make the copy functions use t from now on, after gdr_copy_init. For tests and benchmarks
+ * that compare tables in one process; no other thread may copy meanwhile.
+ */
+void gdr_copy_table_install(const struct gdr_copy_table *t);
 
-/* The fence that ends a copy, in either direction, through a mapping of type; what copies use. */
+/* The fence that ends a copy, in either direction, through a mapping of type (GDRCopy's rule). */
 enum gdr_copy_fence gdr_copy_fence_for(gdr_mapping_type_t type, int mixed);
 
 #endif

@@ -50,12 +50,29 @@ gpu-build: $(GPU_TESTS) $(GPU_BENCH)
 check-gpu: gpu-build
 	$(Q)tests/run-tests.sh $(GPU_TESTS)
 
-# bench_copy_impls links the library statically: it times the routines themselves, which the
-# shared library does not export.
+# bench_copy_impls links the library statically: it times the routines themselves and installs
+# tables of its own, which the shared library does not export. Its baselines (GDRCopy 2.6's
+# strategy, raw accesses) are built with the ISA flags they use; they check the CPU at run time.
 GPU_IMPLS_BENCH := $(GPU_DIR)/bench_copy_impls
-$(GPU_IMPLS_BENCH): $(OBJ)/tests/gpu/bench_copy_impls.o $(GPU_COMMON_OBJS) $(LIB_STATIC)
+GPU_IMPLS_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_copy_impls.o bench_copy_report.o \
+	bench_raw.o gdrcopy26_copy.o)
+ifeq ($(ARCH_DIR),x86)
+$(OBJ)/tests/gpu/bench_raw.o: ISA_CFLAGS := -mavx2 -mavx512f
+$(OBJ)/tests/gpu/gdrcopy26_copy.o: ISA_CFLAGS := -msse4.1 -mavx2 -mmovdir64b
+endif
+$(GPU_IMPLS_BENCH): $(GPU_IMPLS_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/gpu/bench_copy_impls.o $(GPU_COMMON_OBJS) \
-		$(LIB_STATIC) -ldl
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_IMPLS_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl
 gpu-build: $(GPU_IMPLS_BENCH)
+
+# bench_copy_impls -q on the simulated CUDA driver: a tier-1 test of the program (not of its
+# numbers). Its source is here, beside the program; it lives outside build/tests/unit so that
+# the arm64 and ppc64le runs of tier 1 leave it out (the simulated GPU needs an x86 lavapipe).
+GPU_BENCH_SIM_TEST := $(GPU_DIR)/test_bench_copy_sim
+$(GPU_BENCH_SIM_TEST): tests/gpu/test_bench_copy_sim.sh $(BUILD)/tests/unit/tools_lib.sh
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/unit/tools_lib.sh)|' \
+		-e 's|@BENCH@|$(abspath $(GPU_IMPLS_BENCH))|' $< >$@ && chmod +x $@
+check-build: $(GPU_BENCH_SIM_TEST) $(GPU_IMPLS_BENCH) $(SIM_CUDA_LIB)
+CHECK_TESTS += $(GPU_BENCH_SIM_TEST)

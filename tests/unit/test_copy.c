@@ -10,7 +10,8 @@
  *            each tail length.
  * The guard byte never occurs in the source, so a stray write of source data is always seen.
  * Then the dispatcher (gdr_copy_{to,from}_mapping_type) for each mapping type at the size
- * classes' edges. Routines the CPU lacks are one skip line each.
+ * classes' edges, with the automatic table and with each routine forced through it (the
+ * inline tiny store included). Routines the CPU lacks are one skip line each.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -28,7 +29,7 @@
 #define GUARD     0xa5
 #define SLACK     128		/* bytes on each side of the largest range */
 #define SWEEP_MAX 4160
-#define BUF_MAX   (GDR_COPY_MEDIUM_MAX + 4096)
+#define BUF_MAX   (20 * 1024)
 #define BUF_LEN   (SLACK + 64 + BUF_MAX + SLACK)
 #define BUF_ALLOC ((BUF_LEN + 4095) / 4096 * 4096)
 
@@ -200,9 +201,10 @@ static void test_impl(const struct gdr_copy_impl *impl, unsigned int cpu)
 	}
 }
 
+/* Sizes at every edge: the inline tiny store's, and those of each class of the table. */
 static const size_t edge_sizes[] = {
-	0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1023, 1024, 1025,
-	4095, 4096, 4097, 16383, 16384, 16385, BUF_MAX,
+	0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257,
+	1023, 1024, 1025, 4095, 4096, 4097, 16383, 16384, 16385, BUF_MAX,
 };
 
 static gdr_mapping_type_t dispatch_type;
@@ -218,27 +220,89 @@ static void dispatch_from(void *dst, const void *src, size_t n)
 	gdr_copy_from_mapping_type(dispatch_type, dispatch_mixed, dst, src, n);
 }
 
-static void test_dispatch(const char *name, gdr_mapping_type_t type, int mixed)
+static int dispatch_case(size_t n, size_t doff, size_t soff, char *why, size_t why_len)
+{
+	return run_case(dispatch_to, n, doff, soff, why, why_len) ||
+	       run_case(dispatch_from, n, doff, soff, why, why_len);
+}
+
+/* The edge sizes, and each class's edges, at offsets around every alignment. */
+static int dispatch_sweep(const struct gdr_copy_table *t, char *why, size_t why_len)
 {
 	static const size_t offs[] = { 0, 1, 2, 4, 8, 13, 16, 32, 63 };
-	char why[256];
 
-	dispatch_type = type;
-	dispatch_mixed = mixed;
-	for (size_t e = 0; e < sizeof(edge_sizes) / sizeof(edge_sizes[0]); e++) {
-		for (size_t a = 0; a < sizeof(offs) / sizeof(offs[0]); a++) {
-			for (size_t b = 0; b < sizeof(offs) / sizeof(offs[0]); b++) {
-				if (run_case(dispatch_to, edge_sizes[e], offs[a], offs[b], why,
-					     sizeof(why)) ||
-				    run_case(dispatch_from, edge_sizes[e], offs[a], offs[b], why,
-					     sizeof(why))) {
-					test_report("fail", name, "%s", why);
-					return;
+	for (size_t a = 0; a < sizeof(offs) / sizeof(offs[0]); a++) {
+		for (size_t b = 0; b < sizeof(offs) / sizeof(offs[0]); b++) {
+			for (size_t e = 0; e < sizeof(edge_sizes) / sizeof(edge_sizes[0]); e++)
+				if (dispatch_case(edge_sizes[e], offs[a], offs[b], why, why_len))
+					return 1;
+			for (int dir = 0; dir < 2; dir++) {
+				const struct gdr_copy_dir *d = dir ? &t->from : &t->to;
+
+				for (int c = 0; c + 1 < d->nclasses; c++) {
+					if (d->max[c] >= BUF_MAX)
+						continue;
+					if (dispatch_case(d->max[c], offs[a], offs[b], why, why_len) ||
+					    dispatch_case(d->max[c] + 1, offs[a], offs[b], why, why_len))
+						return 1;
 				}
 			}
 		}
 	}
-	test_report("pass", name, NULL);
+	return 0;
+}
+
+static void test_dispatch(const char *name, gdr_mapping_type_t type, int mixed)
+{
+	struct gdr_copy_table t;
+	char why[256];
+
+	dispatch_type = type;
+	dispatch_mixed = mixed;
+	gdr_copy_table_current(&t);
+	if (dispatch_sweep(&t, why, sizeof(why)))
+		test_report("fail", name, "%s", why);
+	else
+		test_report("pass", name, NULL);
+}
+
+/*
+ * Each routine forced through the dispatcher of a WC mapping (the inline tiny store for
+ * generic), and the automatic table with no fence after reads, as the benchmark runs them.
+ */
+static void test_dispatch_forced(unsigned int cpu)
+{
+	const struct gdr_copy_impl *const *impls;
+	struct gdr_copy_table saved, t;
+	char note[512], why[256], name[64];
+	size_t count;
+
+	gdr_copy_table_current(&saved);
+	dispatch_type = GDR_MAPPING_TYPE_WC;
+	dispatch_mixed = 0;
+	impls = gdr_copy_impls(&count);
+	for (size_t i = 0; i < count; i++) {
+		if (gdr_copy_impl_missing(impls[i], cpu))
+			continue;
+		snprintf(name, sizeof(name), "dispatch_forced_%s", impls[i]->name);
+		if (gdr_copy_select(&t, cpu, impls[i]->name, note, sizeof(note))) {
+			test_report("fail", name, "not honoured: %s", note);
+			continue;
+		}
+		gdr_copy_table_install(&t);
+		if (dispatch_sweep(&t, why, sizeof(why)))
+			test_report("fail", name, "%s", why);
+		else
+			test_report("pass", name, NULL);
+	}
+	t = saved;
+	t.from_wc_fence = GDR_COPY_FENCE_NONE;
+	gdr_copy_table_install(&t);
+	if (dispatch_sweep(&t, why, sizeof(why)))
+		test_report("fail", "dispatch_no_read_fence", "%s", why);
+	else
+		test_report("pass", "dispatch_no_read_fence", NULL);
+	gdr_copy_table_install(&saved);
 }
 
 int main(void)
@@ -274,6 +338,7 @@ int main(void)
 	test_dispatch("dispatch_wc_mixed", GDR_MAPPING_TYPE_WC, 1);
 	test_dispatch("dispatch_caching", GDR_MAPPING_TYPE_CACHING, 0);
 	test_dispatch("dispatch_device", GDR_MAPPING_TYPE_DEVICE, 0);
+	test_dispatch_forced(cpu);
 
 	free(guards);
 	free(dst_buf);

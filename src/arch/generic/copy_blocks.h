@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loads that read the device only in whole aligned blocks of w bytes (16 or 32: one streaming
+ * load each) and cut the range's ends out of a bounce buffer on the stack: the *_blocks and
+ * *_lines routines, each of which passes its block and batch loads. Against copy_walk.h's loads they have no loop and no call at the
+ * ends (a host copy of up to 64 bytes is at most two overlapping moves of one width), and a copy
+ * of up to 64 bytes takes one straight path: on a BAR every instruction between two calls'
+ * loads delays the next call's loads, so the ends should cost as little as the loads.
+ * The compiler inlines the loads each routine passes:
+ *   load_block(host, dev): copy the w bytes at the w-aligned device address dev to host.
+ */
+#ifndef GDR_ARCH_COPY_BLOCKS_H
+#define GDR_ARCH_COPY_BLOCKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef void (*gdr_load_block_fn)(void *host, const void *dev);
+
+/* Copy n <= 64 bytes between host buffers: two moves of one width, which may overlap. */
+static inline __attribute__((always_inline)) void gdr_copy_upto64(uint8_t *d, const uint8_t *s,
+								   size_t n)
+{
+	if (n >= 32) {
+		memcpy(d, s, 32);
+		memcpy(d + n - 32, s + n - 32, 32);
+	} else if (n >= 16) {
+		memcpy(d, s, 16);
+		memcpy(d + n - 16, s + n - 16, 16);
+	} else if (n >= 8) {
+		memcpy(d, s, 8);
+		memcpy(d + n - 8, s + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d, s, 4);
+		memcpy(d + n - 4, s + n - 4, 4);
+	} else if (n >= 2) {
+		memcpy(d, s, 2);
+		memcpy(d + n - 2, s + n - 2, 2);
+	} else if (n) {
+		*d = *s;
+	}
+}
+
+/* A load of 1 to 64 bytes: the (at most five) blocks that hold it, then one host copy. */
+static inline __attribute__((always_inline)) void
+gdr_blocks_load_small(uint8_t *d, const uint8_t *s, size_t n, size_t w,
+		      gdr_load_block_fn load_block)
+{
+	uint8_t buf[128] __attribute__((aligned(32)));
+	size_t off = (uintptr_t)s & (w - 1);
+	const uint8_t *block = s - off;
+
+	for (size_t i = 0; i < off + n; i += w)
+		load_block(buf + i, block + i);
+	gdr_copy_upto64(d, buf + off, n);
+}
+
+/*
+ * The start of a load of more than w bytes: the rest of the block that holds src, then whole
+ * blocks until src is align-aligned (align: a power of two >= w) or at most w bytes are left.
+ * Returns the bytes done.
+ */
+static inline __attribute__((always_inline)) size_t
+gdr_blocks_load_head(uint8_t *d, const uint8_t *s, size_t n, size_t w, size_t align,
+		     gdr_load_block_fn load_block)
+{
+	uint8_t buf[32] __attribute__((aligned(32)));
+	size_t off = (uintptr_t)s & (w - 1), k = 0;
+
+	if (off) {
+		load_block(buf, s - off);
+		gdr_copy_upto64(d, buf + off, w - off);
+		k = w - off;
+	}
+	for (; ((uintptr_t)(s + k) & (align - 1)) && n - k > w; k += w)
+		load_block(d + k, s + k);
+	return k;
+}
+
+/* The end of a load from a w-aligned device address: whole blocks, then part of one. */
+static inline __attribute__((always_inline)) void
+gdr_blocks_load_tail(uint8_t *d, const uint8_t *s, size_t n, size_t w,
+		     gdr_load_block_fn load_block)
+{
+	uint8_t buf[32] __attribute__((aligned(32)));
+
+	for (; n >= w; d += w, s += w, n -= w)
+		load_block(d, s);
+	if (n) {
+		load_block(buf, s);
+		gdr_copy_upto64(d, buf, n);
+	}
+}
+
+/*
+ * A whole load routine: up to 64 bytes in one straight path; else the head up to an
+ * align-aligned device address, batches of batch bytes (load_batch(host, dev): copy batch bytes
+ * from the align-aligned device address dev), and the tail.
+ */
+static inline __attribute__((always_inline)) void
+gdr_blocks_load(void *dst, const void *src, size_t n, size_t w, size_t align, size_t batch,
+		gdr_load_block_fn load_block, gdr_load_block_fn load_batch)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	size_t k;
+
+	if (!n)
+		return;
+	if (n <= 64) {
+		gdr_blocks_load_small(d, s, n, w, load_block);
+		return;
+	}
+	k = gdr_blocks_load_head(d, s, n, w, align, load_block);
+	for (d += k, s += k, n -= k; n >= batch; d += batch, s += batch, n -= batch)
+		load_batch(d, s);
+	gdr_blocks_load_tail(d, s, n, w, load_block);
+}
+
+#endif

@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_copy_impls's report: markdown tables of its results, the verdicts on issue 12's
+ * targets, the size classes the figures suggest for copy.c's table of rows, and every result
+ * as CSV.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_copy.h"
+#include "copy_impl.h"
+
+#define MAX_RESULTS 4096
+/* A routine within this factor of the fastest counts as fastest: the choice stays put in noise. */
+#define TIE 1.02
+
+static struct bench_result results[MAX_RESULTS];
+static int nresults;
+
+void bench_report_add(const struct bench_result *r)
+{
+	if (nresults < MAX_RESULTS)
+		results[nresults++] = *r;
+}
+
+static const struct bench_result *find(int latency, int to_device, int unaligned, size_t n,
+				       const char *method)
+{
+	for (int i = 0; i < nresults; i++) {
+		const struct bench_result *r = &results[i];
+
+		if (r->latency == latency && r->to_device == to_device &&
+		    r->unaligned == unaligned && r->n == n && !strcmp(r->method, method))
+			return r;
+	}
+	return NULL;
+}
+
+/* Whether anything was measured there (a run cut short by its time budget leaves gaps). */
+static int measured(int latency, int to_device, int unaligned, size_t n)
+{
+	for (int i = 0; i < nresults; i++)
+		if (results[i].latency == latency && results[i].to_device == to_device &&
+		    results[i].unaligned == unaligned && results[i].n == n)
+			return 1;
+	return 0;
+}
+
+static const struct bench_result *find_routine(int latency, int to_device, int unaligned,
+					       size_t n, const char *routine)
+{
+	char method[64];
+
+	snprintf(method, sizeof(method), "library:%s", routine);
+	return find(latency, to_device, unaligned, n, method);
+}
+
+static int usable(const struct bench_result *r)
+{
+	return r && !r->failed[0];
+}
+
+/* The faster of a and b that is usable, or NULL. */
+static const struct bench_result *faster(const struct bench_result *a,
+					 const struct bench_result *b)
+{
+	if (!usable(a))
+		return usable(b) ? b : NULL;
+	if (!usable(b))
+		return a;
+	return b->median < a->median ? b : a;
+}
+
+/* The fastest raw access with the fence (reads and writes) or, in latency, without. */
+static const struct bench_result *fastest_raw(int latency, int to_device, size_t n)
+{
+	static const char *const raws[] = { "raw0", "raw16", "raw32", "raw64" };
+	const struct bench_result *best = NULL;
+
+	for (size_t i = 0; i < sizeof(raws) / sizeof(raws[0]); i++)
+		best = faster(best, find(latency, to_device, 0, n, raws[i]));
+	return best;
+}
+
+/* The fastest routine as the library's choice; the current one when within TIE of it. */
+static const char *fastest_routine(const struct bench_info *info, int latency, int to_device,
+				   int unaligned, size_t n, const struct bench_result **best_r)
+{
+	const struct bench_result *best = NULL, *now;
+	const char *name = NULL;
+
+	for (int i = 0; i < info->nroutines[to_device]; i++) {
+		const struct bench_result *r = find_routine(latency, to_device, unaligned, n,
+							    info->routines[to_device][i]);
+
+		if (faster(best, r) != best) {
+			best = r;
+			name = info->routines[to_device][i];
+		}
+	}
+	now = find_routine(latency, to_device, unaligned, n, info->current(to_device, n));
+	if (best && usable(now) && now->median <= best->median * TIE) {
+		best = now;
+		name = info->current(to_device, n);
+	}
+	if (best_r)
+		*best_r = best;
+	return name;
+}
+
+static const char *us(double v)
+{
+	static char bufs[8][32];
+	static int next;
+	char *b = bufs[next++ % 8];
+
+	snprintf(b, sizeof(bufs[0]), v < 10 ? "%.3f" : v < 100 ? "%.2f" : v < 1000 ? "%.1f" : "%.0f",
+		 v);
+	return b;
+}
+
+/* A table cell: the median, with the spread if asked; "FAILED" after a failed data check. */
+static const char *cell(const struct bench_result *r, int spread)
+{
+	static char bufs[8][64];
+	static int next;
+	char *b = bufs[next++ % 8];
+
+	if (!r)
+		return "-";
+	if (r->failed[0])
+		return "**FAILED**";
+	if (spread)
+		snprintf(b, sizeof(bufs[0]), "%s ±%.0f%%", us(r->median),
+			 r->median > 0 ? 100 * (r->p75 - r->p25) / r->median : 0);
+	else
+		snprintf(b, sizeof(bufs[0]), "%s", us(r->median));
+	return b;
+}
+
+static const char *ratio(const struct bench_result *a, const struct bench_result *b)
+{
+	static char bufs[4][32];
+	static int next;
+	char *buf = bufs[next++ % 4];
+
+	if (!usable(a) || !usable(b) || b->median <= 0)
+		return "-";
+	snprintf(buf, sizeof(bufs[0]), "%.2fx", a->median / b->median);
+	return buf;
+}
+
+/* A table's header: first, cols, then (when info) the routines of a direction, then tail. */
+static void header(FILE *f, const char *first, const char *const *cols, int ncols,
+		   const struct bench_info *info, int to_device, const char *const *tail, int ntail)
+{
+	int total = ncols + (info ? info->nroutines[to_device] : 0) + ntail;
+
+	fprintf(f, "\n| %s |", first);
+	for (int i = 0; i < ncols; i++)
+		fprintf(f, " %s |", cols[i]);
+	for (int i = 0; info && i < info->nroutines[to_device]; i++)
+		fprintf(f, " %s |", info->routines[to_device][i]);
+	for (int i = 0; i < ntail; i++)
+		fprintf(f, " %s |", tail[i]);
+	fprintf(f, "\n| --- |");
+	for (int i = 0; i < total; i++)
+		fprintf(f, " --- |");
+	fprintf(f, "\n");
+}
+
+static void comparison(FILE *f, const struct bench_info *info, int to_device)
+{
+	static const char *const read_cols[] = {
+		"library", "GDRCopy 2.6 strategy", "library / GDRCopy", "fastest raw loads",
+		"library / raw", "cuMemcpyDtoH",
+	};
+	static const char *const write_cols[] = {
+		"library", "GDRCopy 2.6 strategy", "library / GDRCopy",
+		"GDRCopy 2.6 with MOVDIR64B", "fastest raw stores", "library / raw", "cuMemcpyHtoD",
+	};
+
+	fprintf(f, "\n### The library against GDRCopy 2.6's strategy, raw %s and cuMemcpy\n\n"
+		   "Back-to-back calls: median microseconds per call, ± the interquartile range "
+		   "in %% of the median; the raw column names its width (0: one plain access).\n",
+		to_device ? "stores" : "loads");
+	if (to_device)
+		header(f, "size", write_cols, 7, NULL, 1, NULL, 0);
+	else
+		header(f, "size", read_cols, 6, NULL, 0, NULL, 0);
+	for (int i = 0; i < info->nsizes; i++) {
+		size_t n = info->sizes[i];
+		const struct bench_result *lib = find(0, to_device, 0, n, "library");
+		const struct bench_result *g26 = find(0, to_device, 0, n, "gdrcopy26");
+		const struct bench_result *raw = fastest_raw(0, to_device, n);
+		char size[32], rawcell[96] = "-";
+
+		if (!measured(0, to_device, 0, n))
+			continue;
+		gdr_copy_size_name(n, size, sizeof(size));
+		if (raw)
+			snprintf(rawcell, sizeof(rawcell), "%s (%s)", cell(raw, 0), raw->method);
+		fprintf(f, "| %s | %s | %s | %s |", size, cell(lib, 1), cell(g26, 1), ratio(lib, g26));
+		if (to_device)
+			fprintf(f, " %s |", cell(find(0, 1, 0, n, "gdrcopy26_movdir64b"), 1));
+		fprintf(f, " %s | %s | %s |\n", rawcell, ratio(lib, raw),
+			cell(find(0, to_device, 0, n, "cumemcpy"), 0));
+	}
+}
+
+/* One row per size of one routine per column, as the library's choice. */
+static void routines(FILE *f, const struct bench_info *info, int latency, int to_device,
+		     int unaligned, const size_t *sizes, int nsizes)
+{
+	static const char *const lat_cols[] = {
+		"library", "GDRCopy 2.6 strategy", "fastest raw", "cuMemcpyDtoH"
+	};
+	static const char *const unaligned_cols[] = {
+		"library", "GDRCopy 2.6 strategy", "library / GDRCopy"
+	};
+	static const char *const tail[] = { "fastest routine", "library uses" };
+
+	if (latency)
+		header(f, "size", lat_cols, 4, info, to_device, tail, 1);
+	else if (unaligned)
+		header(f, "size", unaligned_cols, 3, info, to_device, tail, 1);
+	else
+		header(f, "size", NULL, 0, info, to_device, tail, 2);
+	for (int i = 0; i < nsizes; i++) {
+		size_t n = sizes[i];
+		const char *best = fastest_routine(info, latency, to_device, unaligned, n, NULL);
+		char size[32];
+
+		if (!measured(latency, to_device, unaligned, n))
+			continue;
+		gdr_copy_size_name(n, size, sizeof(size));
+		fprintf(f, "| %s |", size);
+		if (latency || unaligned) {
+			const struct bench_result *lib = find(latency, to_device, unaligned, n, "library");
+			const struct bench_result *g26 = find(latency, to_device, unaligned, n, "gdrcopy26");
+
+			fprintf(f, " %s | %s |", cell(lib, 1), cell(g26, 1));
+			if (latency)
+				fprintf(f, " %s | %s |", cell(fastest_raw(1, 0, n), 0),
+					cell(find(1, 0, 0, n, "cumemcpy"), 0));
+			else
+				fprintf(f, " %s |", ratio(lib, g26));
+		}
+		for (int k = 0; k < info->nroutines[to_device]; k++) {
+			const char *name = info->routines[to_device][k];
+			const struct bench_result *r = find_routine(latency, to_device, unaligned, n, name);
+
+			fprintf(f, best && !strcmp(best, name) && usable(r) ? " **%s** |" : " %s |",
+				cell(r, 0));
+		}
+		fprintf(f, " %s |", best ? best : "-");
+		if (!latency && !unaligned)
+			fprintf(f, " %s |", info->current(to_device, n));
+		fprintf(f, "\n");
+	}
+}
+
+static void where_time_goes(FILE *f, const struct bench_info *info, int to_device)
+{
+	static const char *const read_cols[] = {
+		"routine", "raw plain", "raw 16", "raw 32", "raw 64", "raw, no fence",
+		"routine, no fence", "routine + sfence", "dispatcher", "library",
+		"library, no read fence",
+	};
+	static const char *const write_cols[] = {
+		"routine", "raw plain", "raw 16", "raw 32", "raw 64", "routine + sfence",
+		"dispatcher", "library",
+	};
+	static const char *const read_methods[] = {
+		"raw0", "raw16", "raw32", "raw64", "raw_nofence", "routine_nofence", "routine",
+		"dispatcher", "library", "library_nofence",
+	};
+	static const char *const write_methods[] = {
+		"raw0", "raw16", "raw32", "raw64", "routine", "dispatcher", "library",
+	};
+	const char *const *methods = to_device ? write_methods : read_methods;
+	int nmethods = to_device ? 7 : 10;
+
+	fprintf(f, "\n### Where the time goes\n\n"
+		   "The routine the library uses at each size, from raw %s (each followed by an "
+		   "sfence, unless marked) through the routine called directly and the dispatcher "
+		   "(gdr_copy_%s_mapping_type, no handle lookup) to the public call; median "
+		   "microseconds per call.\n", to_device ? "stores" : "loads",
+		to_device ? "to" : "from");
+	header(f, "size", to_device ? write_cols : read_cols, nmethods + 1, NULL, to_device, NULL, 0);
+	for (int i = 0; i < info->nsizes; i++) {
+		size_t n = info->sizes[i];
+		char size[32];
+
+		if (!measured(0, to_device, 0, n))
+			continue;
+		gdr_copy_size_name(n, size, sizeof(size));
+		fprintf(f, "| %s | %s |", size, info->current(to_device, n));
+		for (int k = 0; k < nmethods; k++)
+			fprintf(f, " %s |", cell(find(0, to_device, 0, n, methods[k]), 0));
+		fprintf(f, "\n");
+	}
+}
+
+/* Runs of sizes with the same fastest routine, and the rows they make for copy.c. */
+static void classes(FILE *f, const struct bench_info *info, int to_device)
+{
+	static const char *const cols[] = {
+		"fastest routine", "library uses", "library uses / fastest (worst)"
+	};
+	size_t sizes[BENCH_MAX_SIZES], used = 0;
+	char rows[1024] = "";
+	int start = 0, nsizes = 0;
+
+	for (int i = 0; i < info->nsizes; i++)
+		if (measured(0, to_device, 0, info->sizes[i]))
+			sizes[nsizes++] = info->sizes[i];
+	fprintf(f, "\n### Copies %s WC\n", to_device ? "into" : "out of");
+	header(f, "sizes", cols, 3, NULL, to_device, NULL, 0);
+	for (int i = 0; i < nsizes; i++) {
+		size_t n = sizes[i];
+		const char *best = fastest_routine(info, 0, to_device, 0, n, NULL);
+		const char *next = i + 1 < nsizes ?
+			fastest_routine(info, 0, to_device, 0, sizes[i + 1], NULL) : NULL;
+		char lo[32], hi[32], worst[32] = "-", now[256] = "";
+		double w = 0;
+
+		if (best && next && !strcmp(best, next))
+			continue;
+		/* The run sizes[start..i]: its worst ratio and the routines in use. */
+		for (int k = start; k <= i; k++) {
+			const struct bench_result *b, *c;
+			const char *cur = info->current(to_device, sizes[k]);
+
+			fastest_routine(info, 0, to_device, 0, sizes[k], &b);
+			c = find_routine(0, to_device, 0, sizes[k], cur);
+			if (usable(b) && usable(c) && c->median / b->median > w)
+				w = c->median / b->median;
+			if (!strstr(now, cur))
+				snprintf(now + strlen(now), sizeof(now) - strlen(now), "%s%s",
+					 now[0] ? ", " : "", cur);
+		}
+		if (w > 0)
+			snprintf(worst, sizeof(worst), "%.2fx", w);
+		gdr_copy_size_name(sizes[start], lo, sizeof(lo));
+		gdr_copy_size_name(n, hi, sizeof(hi));
+		fprintf(f, "| %s - %s | %s | %s | %s |\n", lo, hi, best ? best : "-", now, worst);
+		if (i + 1 < nsizes)
+			used += snprintf(rows + used, sizeof(rows) - used, "{ %zu, %s }, ", n,
+					 best ? best : "?");
+		else
+			used += snprintf(rows + used, sizeof(rows) - used, "{ SIZE_MAX, %s }",
+					 best ? best : "?");
+		if (used >= sizeof(rows))
+			used = sizeof(rows) - 1;
+		start = i + 1;
+	}
+	fprintf(f, "\nRows for `%s` in src/copy.c: `%s`\n", to_device ? "to_wc_rows" : "from_wc_rows",
+		rows);
+}
+
+/* Issue 12's targets, judged on this run's medians. */
+static void targets(FILE *f, const struct bench_info *info)
+{
+	static const struct {
+		size_t n;
+		double max_us;
+	} bounds[] = { { 64, 0.39 }, { 1024, 1.25 } };
+	char slower[1024] = "", far[1024] = "";
+	const struct bench_result *lib8 = find(0, 1, 0, 8, "library");
+	const struct bench_result *raw8 = find(0, 1, 0, 8, "raw0");
+	int compared = 0, raw_compared = 0;
+
+	for (int i = 0; i < info->nsizes; i++) {
+		size_t n = info->sizes[i];
+		const struct bench_result *lib = find(0, 0, 0, n, "library");
+		const struct bench_result *g26 = find(0, 0, 0, n, "gdrcopy26");
+		const struct bench_result *raw = fastest_raw(0, 0, n);
+		char size[32];
+
+		gdr_copy_size_name(n, size, sizeof(size));
+		if (usable(lib) && usable(g26)) {
+			compared++;
+			if (lib->median > g26->median)
+				snprintf(slower + strlen(slower), sizeof(slower) - strlen(slower),
+					 "%s%s (%s against %s)", slower[0] ? ", " : "", size,
+					 us(lib->median), us(g26->median));
+		}
+		if (n >= 64 && usable(lib) && usable(raw)) {
+			raw_compared++;
+			if (lib->median > 1.5 * raw->median)
+				snprintf(far + strlen(far), sizeof(far) - strlen(far),
+					 "%s%s (%s against %s)", far[0] ? ", " : "", size,
+					 us(lib->median), us(raw->median));
+		}
+	}
+	fprintf(f, "\n## Against issue 12's targets (this run)\n\n");
+	fprintf(f, "- Reads at or below GDRCopy 2.6's strategy at every size: %s%s\n",
+		!compared ? "not measured" : slower[0] ? "**missed** at " : "met",
+		compared ? slower : "");
+	fprintf(f, "- Reads within 1.5x of the fastest raw loads (with their sfence) from 64 B up: "
+		   "%s%s\n", !raw_compared ? "not measured" : far[0] ? "**missed** at " : "met",
+		raw_compared ? far : "");
+	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
+		const struct bench_result *lib = find(0, 0, 0, bounds[i].n, "library");
+		char size[32];
+
+		gdr_copy_size_name(bounds[i].n, size, sizeof(size));
+		if (usable(lib))
+			fprintf(f, "- A %s read at most %.2f us (the issue's 1.5x of its raw figure): "
+				   "%s: %s\n", size, bounds[i].max_us, us(lib->median),
+				lib->median <= bounds[i].max_us ? "met" : "**missed**");
+	}
+	if (usable(lib8) && usable(raw8))
+		fprintf(f, "- An 8-byte write within 1.03x of a raw 8-byte store + sfence: %s against "
+			   "%s (%.3fx): %s\n", us(lib8->median), us(raw8->median),
+			lib8->median / raw8->median,
+			lib8->median <= 1.03 * raw8->median ? "met" : "**missed**");
+	else
+		fprintf(f, "- An 8-byte write within 1.03x of a raw 8-byte store + sfence: not measured\n");
+}
+
+static void csv_out(FILE *csv)
+{
+	fprintf(csv, "table,direction,ends,size,method,median_us,p25_us,p75_us,min_us,rounds,"
+		     "calls_per_round,data_check\n");
+	for (int i = 0; i < nresults; i++) {
+		const struct bench_result *r = &results[i];
+
+		fprintf(csv, "%s,%s,%s,%zu,%s,%.4f,%.4f,%.4f,%.4f,%d,%ld,%s\n",
+			r->latency ? "latency" : "throughput", r->to_device ? "h2d" : "d2h",
+			r->unaligned ? "unaligned" : "aligned", r->n, r->method, r->median, r->p25,
+			r->p75, r->min, r->rounds, r->count, r->failed[0] ? "failed" : "ok");
+	}
+}
+
+/* Every failed data check, which makes its figures meaningless. */
+static int failures(FILE *f)
+{
+	int count = 0;
+
+	for (int i = 0; i < nresults; i++) {
+		const struct bench_result *r = &results[i];
+
+		if (!r->failed[0])
+			continue;
+		if (!count++)
+			fprintf(f, "\n## Data checks that failed\n\n");
+		fprintf(f, "- %s %s, %s: %s\n", r->to_device ? "write" : "read",
+			r->unaligned ? "unaligned" : r->latency ? "latency" : "aligned", r->method,
+			r->failed);
+	}
+	return count;
+}
+
+void bench_report_print(const struct bench_info *info, FILE *md, FILE *csv)
+{
+	const struct bench_result *timer = find(1, 0, 0, info->nlatency ? info->latency_sizes[0] : 0,
+						"timer");
+
+	fprintf(md, "# %s\n\n`%s`: %s\n\nThe library's automatic choice: %s.\n", info->title,
+		info->command, info->setup, info->choice);
+	if (info->stopped[0])
+		fprintf(md, "\n**%s**\n", info->stopped);
+	for (int dir = 0; dir < 2; dir++) {
+		fprintf(md, "\n## %s\n", dir ? "Writes (CPU to GPU memory)" : "Reads (GPU memory to CPU)");
+		comparison(md, info, dir);
+		fprintf(md, "\n### Each routine as the library's choice\n\n"
+			    "gdr_copy_%s_mapping with one routine at every size (the routines of this "
+			    "CPU; AVX-512 loads also below the 256 B under which the library never uses "
+			    "them), median microseconds per call; **bold**: the fastest (the one in use "
+			    "when within %.0f%% of it).\n", dir ? "to" : "from", 100 * (TIE - 1));
+		routines(md, info, 0, dir, 0, info->sizes, info->nsizes);
+		where_time_goes(md, info, dir);
+		fprintf(md, "\n### Unaligned ends\n\nDevice offset +13 B, host +3 B; median "
+			    "microseconds per call.\n");
+		routines(md, info, 0, dir, 1, info->unaligned_sizes, info->nunaligned);
+	}
+	fprintf(md, "\n## One read of data the GPU just wrote (latency)\n\n"
+		    "Each sample: the GPU writes new data to the range (cuMemcpyHtoD, then "
+		    "cuCtxSynchronize), then one read, timed between two lfences (so it includes "
+		    "the whole read: what a flag poll costs), and its data checked; medians of the "
+		    "samples, microseconds. The timing alone takes %s us, included in every figure. "
+		    "Raw reads here have no fence.\n", timer ? us(timer->median) : "?");
+	routines(md, info, 1, 0, 0, info->latency_sizes, info->nlatency);
+	targets(md, info);
+	fprintf(md, "\n## Size classes this run suggests\n\n"
+		    "For each size, the fastest routine as the library's choice (the one in use when "
+		    "within %.0f%% of it); a class ends where the fastest changes. src/copy.c's "
+		    "`to_wc_rows` and `from_wc_rows` take one row per class: its max is the class's "
+		    "largest measured size (the true boundary lies between it and the next size), "
+		    "then the fastest routine, then the routines for CPUs that lack its features. "
+		    "Check the unaligned and latency tables before adopting a row.\n",
+		100 * (TIE - 1));
+	classes(md, info, 0);
+	classes(md, info, 1);
+	if (!failures(md))
+		fprintf(md, "\nEvery data check passed.\n");
+	if (csv)
+		csv_out(csv);
+}

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GDRCopy 2.6's copy strategy (gdrcopy26_copy.h), from gdrcopy-2.6.md section 5. Built with
+ * -msse4.1 -mavx2 -mmovdir64b on x86-64; gdrcopy26_init refuses CPUs that lack what it uses.
+ *
+ * The dispatch is the same in both directions and keyed on the device pointer: below 16 bytes
+ * an "aligned copy" (each access 8, 4, 2 or 1 bytes, the widest that the device address allows
+ * and that what remains holds: copy_generic.h's walk); else an aligned copy up to 16-byte
+ * alignment, one 16-byte op if that leaves it 16 but not 32-aligned, one 32-byte op if then 32
+ * but not 64-aligned, the 64-byte kernel on size & ~63 where there is one, the 32-byte kernel on
+ * what is left & ~31, the 16-byte kernel on what is left & ~15, and an aligned copy of the tail.
+ * The kernels unroll 4x. Loads: SSE4.1 MOVNTDQA (16) and AVX2 VMOVNTDQA (32); GDRCopy has no
+ * 64-byte load on x86 (its AVX-512 path is disabled). Stores: MOVNTDQ (16), VMOVNTDQ (32), and
+ * MOVDIR64B (64) when asked for. An sfence ends every copy, GDRCopy's fence for an unmixed WC
+ * mapping. GDRCopy has separate kernel loops for aligned and unaligned host pointers; these use
+ * unaligned host accesses throughout, which cost the same on CPUs with AVX2. The kernels are
+ * this file's own, not the library's routines, so that changing those never moves the baseline.
+ */
+#include "gdrcopy26_copy.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "arch/generic/copy_generic.h"
+#include "cpu.h"
+
+/* A kernel: device side aligned to its width, n a non-zero multiple of it. */
+typedef void (*kernel_fn)(uint8_t *dst, const uint8_t *src, size_t n);
+
+/* Called through pointers chosen at init, as GDRCopy's are. */
+static kernel_fn store16_k, store32_k, store64_k, load16_k, load32_k;
+
+static void store16_kernel(uint8_t *d, const uint8_t *s, size_t n)
+{
+	for (; n >= 64; d += 64, s += 64, n -= 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)s);
+		__m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+		__m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+
+		_mm_stream_si128((__m128i *)d, a);
+		_mm_stream_si128((__m128i *)(d + 16), b);
+		_mm_stream_si128((__m128i *)(d + 32), c);
+		_mm_stream_si128((__m128i *)(d + 48), e);
+	}
+	for (; n; d += 16, s += 16, n -= 16)
+		_mm_stream_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+}
+
+static void store32_kernel(uint8_t *d, const uint8_t *s, size_t n)
+{
+	for (; n >= 128; d += 128, s += 128, n -= 128) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)s);
+		__m256i b = _mm256_loadu_si256((const __m256i *)(s + 32));
+		__m256i c = _mm256_loadu_si256((const __m256i *)(s + 64));
+		__m256i e = _mm256_loadu_si256((const __m256i *)(s + 96));
+
+		_mm256_stream_si256((__m256i *)d, a);
+		_mm256_stream_si256((__m256i *)(d + 32), b);
+		_mm256_stream_si256((__m256i *)(d + 64), c);
+		_mm256_stream_si256((__m256i *)(d + 96), e);
+	}
+	for (; n; d += 32, s += 32, n -= 32)
+		_mm256_stream_si256((__m256i *)d, _mm256_loadu_si256((const __m256i *)s));
+}
+
+static void store64_kernel(uint8_t *d, const uint8_t *s, size_t n)
+{
+	for (; n >= 256; d += 256, s += 256, n -= 256) {
+		_movdir64b(d, s);
+		_movdir64b(d + 64, s + 64);
+		_movdir64b(d + 128, s + 128);
+		_movdir64b(d + 192, s + 192);
+	}
+	for (; n; d += 64, s += 64, n -= 64)
+		_movdir64b(d, s);
+}
+
+static inline __m128i stream_load16(const uint8_t *s)
+{
+	return _mm_stream_load_si128((__m128i *)(uintptr_t)s);
+}
+
+static inline __m256i stream_load32(const uint8_t *s)
+{
+	return _mm256_stream_load_si256((__m256i *)(uintptr_t)s);
+}
+
+static void load16_kernel(uint8_t *d, const uint8_t *s, size_t n)
+{
+	for (; n >= 64; d += 64, s += 64, n -= 64) {
+		__m128i a = stream_load16(s);
+		__m128i b = stream_load16(s + 16);
+		__m128i c = stream_load16(s + 32);
+		__m128i e = stream_load16(s + 48);
+
+		_mm_storeu_si128((__m128i *)d, a);
+		_mm_storeu_si128((__m128i *)(d + 16), b);
+		_mm_storeu_si128((__m128i *)(d + 32), c);
+		_mm_storeu_si128((__m128i *)(d + 48), e);
+	}
+	for (; n; d += 16, s += 16, n -= 16)
+		_mm_storeu_si128((__m128i *)d, stream_load16(s));
+}
+
+static void load32_kernel(uint8_t *d, const uint8_t *s, size_t n)
+{
+	for (; n >= 128; d += 128, s += 128, n -= 128) {
+		__m256i a = stream_load32(s);
+		__m256i b = stream_load32(s + 32);
+		__m256i c = stream_load32(s + 64);
+		__m256i e = stream_load32(s + 96);
+
+		_mm256_storeu_si256((__m256i *)d, a);
+		_mm256_storeu_si256((__m256i *)(d + 32), b);
+		_mm256_storeu_si256((__m256i *)(d + 64), c);
+		_mm256_storeu_si256((__m256i *)(d + 96), e);
+	}
+	for (; n; d += 32, s += 32, n -= 32)
+		_mm256_storeu_si256((__m256i *)d, stream_load32(s));
+}
+
+int gdrcopy26_init(unsigned int cpu_flags, int *movdir64b)
+{
+	*movdir64b = 0;
+	if (!(cpu_flags & GDR_CPU_SSE41) || !(cpu_flags & GDR_CPU_AVX2))
+		return -1;
+	store16_k = store16_kernel;
+	store32_k = store32_kernel;
+	load16_k = load16_kernel;
+	load32_k = load32_kernel;
+	if (cpu_flags & GDR_CPU_MOVDIR64B) {
+		store64_k = store64_kernel;
+		*movdir64b = 1;
+	}
+	return 0;
+}
+
+static inline __attribute__((always_inline)) void
+aligned_copy(int to_device, uint8_t *d, const uint8_t *s, size_t n)
+{
+	if (to_device)
+		gdr_generic_store(d, s, n);
+	else
+		gdr_generic_load(d, s, n);
+}
+
+static inline __attribute__((always_inline)) void
+dispatch(int to_device, uint8_t *d, const uint8_t *s, size_t n, kernel_fn k16, kernel_fn k32,
+	 kernel_fn k64)
+{
+	const uint8_t *dev = to_device ? d : s;
+	size_t k;
+
+	if (n < 16) {
+		aligned_copy(to_device, d, s, n);
+		goto out_fence;
+	}
+	if ((uintptr_t)dev & 15) {
+		k = 16 - ((uintptr_t)dev & 15);
+		aligned_copy(to_device, d, s, k);
+		d += k, s += k, dev += k, n -= k;
+	}
+	if (((uintptr_t)dev & 31) == 16 && n >= 16) {
+		k16(d, s, 16);
+		d += 16, s += 16, dev += 16, n -= 16;
+	}
+	if (((uintptr_t)dev & 63) == 32 && n >= 32) {
+		k32(d, s, 32);
+		d += 32, s += 32, dev += 32, n -= 32;
+	}
+	if (!((uintptr_t)dev & 63) && k64 && n >= 64) {
+		k = n & ~(size_t)63;
+		k64(d, s, k);
+		d += k, s += k, n -= k;
+	}
+	if (n >= 32) {
+		k = n & ~(size_t)31;
+		k32(d, s, k);
+		d += k, s += k, n -= k;
+	}
+	if (n >= 16) {
+		k = n & ~(size_t)15;
+		k16(d, s, k);
+		d += k, s += k, n -= k;
+	}
+	if (n)
+		aligned_copy(to_device, d, s, n);
+out_fence:
+	_mm_sfence();
+}
+
+void gdrcopy26_copy_to_wc(void *dev, const void *host, size_t n)
+{
+	dispatch(1, dev, host, n, store16_k, store32_k, NULL);
+}
+
+void gdrcopy26_copy_to_wc_movdir64b(void *dev, const void *host, size_t n)
+{
+	dispatch(1, dev, host, n, store16_k, store32_k, store64_k);
+}
+
+void gdrcopy26_copy_from_wc(void *host, const void *dev, size_t n)
+{
+	dispatch(0, host, dev, n, load16_k, load32_k, NULL);
+}
+
+#else
+
+int gdrcopy26_init(unsigned int cpu_flags, int *movdir64b)
+{
+	(void)cpu_flags;
+	*movdir64b = 0;
+	return -1;
+}
+
+void gdrcopy26_copy_to_wc(void *dev, const void *host, size_t n)
+{
+	(void)dev;
+	(void)host;
+	(void)n;
+}
+
+void gdrcopy26_copy_to_wc_movdir64b(void *dev, const void *host, size_t n)
+{
+	(void)dev;
+	(void)host;
+	(void)n;
+}
+
+void gdrcopy26_copy_from_wc(void *host, const void *dev, size_t n)
+{
+	(void)host;
+	(void)dev;
+	(void)n;
+}
+
+#endif

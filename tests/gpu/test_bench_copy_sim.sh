@@ -1,0 +1,82 @@
+#!/bin/bash
+# Tier 1: bench_copy_impls -q on the simulated CUDA driver through the vulkan backend (over
+# lavapipe). Checks the program, not its numbers: it runs, every method's data check passes, the
+# report has its tables, verdicts and suggested rows, the CSV has a row per method and size, a
+# spent time budget leaves a report of what was measured, and it refuses bad options and skips
+# without a CUDA driver.
+. @LIB@
+need_sim
+bench=@BENCH@
+num='[0-9]+\.[0-9]+'
+sizes='(1 B|8 B|64 B|1 KiB|64 KiB)'
+
+if ! env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES "$bench" -x >"$tmp/usage" 2>&1 &&
+	grep -q '^usage: ' "$tmp/usage"; then
+	result pass bench_bad_option
+else
+	result fail bench_bad_option "no usage message: $(tail -n 1 "$tmp/usage")"
+fi
+if [ -e /dev/nvidiactl ]; then
+	result skip bench_no_driver "this machine has an NVIDIA driver"
+else
+	env -u LD_LIBRARY_PATH "$bench" -q >"$tmp/nodrv" 2>&1
+	rc=$?
+	if [ "$rc" = 77 ] && grep -q '^no usable CUDA driver' "$tmp/nodrv"; then
+		result pass bench_no_driver
+	else
+		result fail bench_no_driver "exit $rc, expected 77: $(tail -n 1 "$tmp/nodrv")"
+	fi
+fi
+
+sim_env
+md=$tmp/bench.md
+csv=$tmp/bench.csv
+"$bench" -q -c "$csv" >"$md" 2>"$tmp/bench.err"
+rc=$?
+if [ "$rc" = 0 ]; then
+	result pass bench_quick
+else
+	result fail bench_quick "exit $rc: $(cat "$md" "$tmp/bench.err" | grep -v '^[[:space:]]*$' | tail -n 1)"
+	finish
+fi
+if grep -q '^Every data check passed\.$' "$md" && ! grep -q 'FAILED' "$md"; then
+	result pass bench_data_checks
+else
+	result fail bench_data_checks "$(sed -n '/^## Data checks that failed/,$p' "$md" | sed -n 3p)"
+fi
+check_lines bench_comparison_tables "$md" '^\| size \| library \| GDRCopy 2\.6 strategy \| library / GDRCopy \|' 2
+check_lines bench_comparison_rows "$md" "^\| $sizes \| $num ±[0-9]+% \| ($num ±[0-9]+%|-) \| " 10
+check_lines bench_routine_tables "$md" '^\| size \| generic \| memcpy \|.* \| fastest routine \| library uses \|$' 2
+check_lines bench_routine_rows "$md" "^\| $sizes( \| (\*\*)?($num|-)(\*\*)?)+ \| [a-z0-9_]+ \| [a-z0-9_]+ \|\$" 10
+check_lines bench_where_rows "$md" "^\| $sizes \| [a-z0-9_]+( \| ($num|-))+ \|\$" 10
+check_lines bench_latency_rows "$md" "^\| (1 B|8 B|64 B|1 KiB) \| $num ±[0-9]+% \|" 4
+check_lines bench_targets "$md" '^- (Reads at or below GDRCopy|Reads within 1\.5x|A (64 B|1 KiB) read at most|An 8-byte write within 1\.03x)' 5
+check_lines bench_rows "$md" '^Rows for `(from|to)_wc_rows` in src/copy\.c: `(\{ [0-9]+, [a-z0-9_]+ \}, )*\{ SIZE_MAX, [a-z0-9_]+ \}`$' 2
+check_lines bench_csv_header "$csv" '^table,direction,ends,size,method,median_us,p25_us,p75_us,min_us,rounds,calls_per_round,data_check$'
+bad=$(grep -cv ',ok$' "$csv")
+if [ "$bad" = 1 ]; then
+	result pass bench_csv_checks
+else
+	result fail bench_csv_checks "$((bad - 1)) CSV rows without a passed data check"
+fi
+for d in d2h h2d; do
+	for n in 1 8 64 1024 65536; do
+		for m in library library:generic cumemcpy; do
+			if ! grep -qE "^throughput,$d,aligned,$n,$m,$num,$num,$num,$num,3,[0-9]+,ok\$" "$csv"; then
+				result fail bench_csv_rows "no $m row for $d at $n B"
+				finish
+			fi
+		done
+	done
+done
+result pass bench_csv_rows
+
+"$bench" -q -t 0.000001 >"$tmp/budget.md" 2>&1
+rc=$?
+if [ "$rc" = 0 ] && grep -q '^\*\*The time budget (-t) ran out: nothing was measured from the reads of 8 B on\.\*\*$' "$tmp/budget.md" &&
+	grep -q '^| 1 B | ' "$tmp/budget.md" && ! grep -q '^| 8 B | ' "$tmp/budget.md"; then
+	result pass bench_time_budget
+else
+	result fail bench_time_budget "exit $rc; no note, or sizes past the budget: $(tail -n 1 "$tmp/budget.md")"
+fi
+finish
