@@ -79,6 +79,13 @@ static void vulkan_close(struct gdr *g)
 	g->backend_priv = NULL;
 }
 
+/* A fork child's copy: no Vulkan or CUDA call on the parent's objects (see gdr_backend_ops.forget). */
+static void vulkan_forget(struct gdr *g)
+{
+	vk_state_forget(g->backend_priv);
+	g->backend_priv = NULL;
+}
+
 /* True if we are out of file descriptors, to tell EMFILE from other export failures. */
 static bool out_of_fds(void)
 {
@@ -505,6 +512,8 @@ const struct gdr_backend_ops gdr_backend_vulkan = {
 	.probe = vulkan_probe,
 	.open = vulkan_open,
 	.close = vulkan_close,
+	.forget_pin = gdr_backend_forget_pin_priv,
+	.forget = vulkan_forget,
 	.pin = vulkan_pin,
 	.unpin = vulkan_unpin,
 	.map = vulkan_map,

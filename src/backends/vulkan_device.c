@@ -338,6 +338,12 @@ void vk_state_destroy(struct vk_state *s)
 	free(s);
 }
 
+void vk_state_forget(struct vk_state *s)
+{
+	free(s->gpus);
+	free(s);
+}
+
 #define VK_DEVICE_FN(s, gpu, name) \
 	((gpu)->name = (PFN_##name)(void *)(s)->vkGetDeviceProcAddr((gpu)->device, #name))
 

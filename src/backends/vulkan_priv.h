@@ -64,6 +64,8 @@ struct vk_state {
  */
 int vk_state_create(struct vk_state **out, struct gdr_why *why);
 void vk_state_destroy(struct vk_state *s);
+/* In a fork child: free s's memory without touching the parent's Vulkan objects or CUDA. */
+void vk_state_forget(struct vk_state *s);
 
 /* Create gpu's VkDevice unless it exists; 0 or an errno (logged). */
 int vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal);

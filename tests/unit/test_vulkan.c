@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fork_check.h"
 #include "gdrapi.h"
 #include "simcuda.h"
 #include "simtest.h"
@@ -639,6 +640,65 @@ static int case_threads(void)
 	return 0;
 }
 
+/* In the fork child: a gdr_t of its own pins, maps and copies. */
+static int child_own_gdr(char *why, size_t len)
+{
+	struct simtest_vmm m;
+	gdr_mh_t mh;
+	void *base;
+	uint8_t *map;
+	gdr_t own;
+	int ret = 0;
+
+	if (simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
+		snprintf(why, len, "the child's cuMemCreate failed");
+		return 1;
+	}
+	own = gdr_open();
+	if (!own) {
+		snprintf(why, len, "gdr_open in the child failed");
+		return 1;
+	}
+	g = own;
+	if (pin_map(m.ptr + 65536, 100, &mh, &base, &map) ||
+	    gdr_copy_to_mapping(mh, map, "child", 5) ||
+	    memcmp((const void *)(uintptr_t)(m.ptr + 65536), "child", 5) ||
+	    unmap_unpin(mh, base) || gdr_close(own)) {
+		snprintf(why, len, "the child's own gdr_t does not work");
+		ret = 1;
+	}
+	simtest_vmm_free(&m);
+	return ret;
+}
+
+/* A fork child can use nothing of the parent's gdr_t, touches nothing of it, and opens its own. */
+static int case_fork(void)
+{
+	struct simtest_vmm m;
+	struct fork_check fc;
+	uint8_t *dev, *map, fill[4096];
+	char why[512];
+	gdr_mh_t mh;
+	void *base;
+
+	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	dev = (uint8_t *)(uintptr_t)m.ptr;
+	CHECK(pin_map(m.ptr, 65536, &mh, &base, &map) == 0);
+	memset(fill, 0x11, sizeof(fill));
+	CHECK_EQ(gdr_copy_to_mapping(mh, map, fill, sizeof(fill)), 0);
+	fc = (struct fork_check){ .g = g, .mh = mh, .map = base, .map_size = 65536,
+				  .pin_addr = m.ptr, .child_own = child_own_gdr };
+	if (fork_check_run(&fc, why, sizeof(why)))
+		return simtest_why("fork child: %s", why);
+	/* The parent's pin, mapping and data are as they were. */
+	CHECK(!memcmp(dev, fill, sizeof(fill)));
+	CHECK_EQ(gdr_copy_to_mapping(mh, map, "parent", 6), 0);
+	CHECK(!memcmp(dev, "parent", 6));
+	CHECK(unmap_unpin(mh, base) == 0);
+	simtest_vmm_free(&m);
+	return 0;
+}
+
 /* gdr_close with buffers still pinned and mapped releases everything. */
 static int case_close_live(void)
 {
@@ -687,6 +747,7 @@ static const struct simtest_case cases[] = {
 	{ "cycles_no_leak", case_cycles_no_leak },
 	{ "context_restored", case_context_restored },
 	{ "threads", case_threads },
+	{ "fork", case_fork },
 	{ "close_live", case_close_live },
 	{ "close", case_close },
 	{ NULL, NULL },

@@ -16,10 +16,11 @@ $(OBJ)/tests/unit/test_vulkan.o $(OBJ)/tests/unit/test_vulkan_setup.o: \
 
 # Linked with the simulator; the library comes from $(LIB_DIR) through the rpath.
 $(VK_TESTS): $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(SIMTEST_OBJ) $(SIMTEST_CUDA_OBJ) \
-		$(SIM_CUDA_LIB) $(LIB_SHARED)
+		$(OBJ)/tests/unit/fork_check.o $(SIM_CUDA_LIB) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/unit/$*.o $(SIMTEST_OBJ) $(SIMTEST_CUDA_OBJ) \
+		$(OBJ)/tests/unit/fork_check.o \
 		-L$(SIM_CUDA_DIR) -L$(LIB_DIR) -Wl,-rpath,'$$ORIGIN/../../sim/cuda' \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -lcuda -ldl
 

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* What a process holds, from /proc/self: open descriptors, threads, resident memory. */
+#ifndef GDR_TEST_PROC_USAGE_H
+#define GDR_TEST_PROC_USAGE_H
+
+#include <dirent.h>
+#include <stdio.h>
+#include <unistd.h>
+
+struct proc_usage {
+	int fds;
+	int threads;
+	long rss_kib;
+};
+
+static inline int proc_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static inline void proc_usage(struct proc_usage *u)
+{
+	long size = 0, resident = -1;
+	FILE *f;
+
+	u->fds = proc_count_entries("/proc/self/fd") - 1;	/* the directory's own */
+	u->threads = proc_count_entries("/proc/self/task");
+	f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+			resident = -1;
+		fclose(f);
+	}
+	u->rss_kib = resident < 0 ? -1 : resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+#endif
