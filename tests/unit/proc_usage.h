@@ -13,6 +13,27 @@ struct proc_usage {
 	long rss_kib;
 };
 
+/*
+ * Whether resident memory says anything about leaks in this build: ASan's quarantine keeps freed
+ * memory resident (there LeakSanitizer checks for leaks instead).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define PROC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PROC_ASAN 1
+#endif
+#endif
+
+static inline int proc_rss_meaningful(void)
+{
+#ifdef PROC_ASAN
+	return 0;
+#else
+	return 1;
+#endif
+}
+
 static inline int proc_count_entries(const char *dir)
 {
 	DIR *d = opendir(dir);

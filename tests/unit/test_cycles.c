@@ -19,18 +19,6 @@
 /* Allocator noise; a leak of even 512 bytes a cycle would show as 1000 KiB. */
 #define RSS_SLACK_KIB 512
 
-/* ASan's quarantine keeps freed memory resident; there LeakSanitizer checks for leaks instead. */
-#if defined(__SANITIZE_ADDRESS__)
-#define RSS_MEANINGFUL 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RSS_MEANINGFUL 0
-#endif
-#endif
-#ifndef RSS_MEANINGFUL
-#define RSS_MEANINGFUL 1
-#endif
-
 struct copy_job {
 	gdr_mh_t mh;
 	void *va;
@@ -103,7 +91,7 @@ int main(void)
 	       after.rss_kib);
 	CHECK(after.fds == before.fds);
 	CHECK(after.threads == before.threads);
-	if (RSS_MEANINGFUL)
+	if (proc_rss_meaningful())
 		CHECK(before.rss_kib > 0 && after.rss_kib - before.rss_kib <= RSS_SLACK_KIB);
 	else
 		printf("RSS not compared: ASan's quarantine holds freed memory\n");
