@@ -3,7 +3,8 @@
  * The vulkan backend's state, shared by vulkan.c (the backend ops) and vulkan_device.c (the
  * Vulkan loader, the instance, and matching CUDA devices to Vulkan devices). libvulkan is
  * dlopen'd: the library never links it, and every Vulkan function is resolved through
- * vkGetInstanceProcAddr / vkGetDeviceProcAddr.
+ * vkGetInstanceProcAddr / vkGetDeviceProcAddr. No Vulkan headers are needed either: vulkan_api.h
+ * declares what the backend uses.
  *
  * The state is the process's, shared by every gdr_t and kept until the process exits, as CUDA
  * keeps a device's primary context: see vk_state_get.
@@ -11,15 +12,13 @@
 #ifndef GDR_BACKENDS_VULKAN_PRIV_H
 #define GDR_BACKENDS_VULKAN_PRIV_H
 
-#define VK_NO_PROTOTYPES
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <vulkan/vulkan.h>
-
 #include "backend.h"
 #include "cuda_driver.h"
+#include "vulkan_api.h"
 
 /* One CUDA device, and the Vulkan device with its UUID if there is one. */
 struct vk_gpu {

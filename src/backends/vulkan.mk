@@ -1,2 +1,0 @@
-# The vulkan backend: Vulkan's headers to build (the loader is dlopen'd, never linked).
-BUILD_DEBS += libvulkan-dev
