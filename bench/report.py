@@ -193,10 +193,14 @@ if rows:
 md.append("## API call costs (apiperf)\n")
 md.append(provenance("apiperf"))
 api = csv_rows("apiperf")
-apt = {}
-for r in api:
-    apt.setdefault(int(r["size"]), {})[r["op"]] = r
 ops = ["pin", "map", "get_info", "unmap", "unpin"]
+apt = {}
+setup = {}
+for r in api:
+    if r["op"] in ops:
+        apt.setdefault(int(r["size"]), {})[r["op"]] = r
+    else:
+        setup[r["op"]] = r
 rows = []
 for s in sorted(apt):
     rows.append([size_name(s)] + ["%s / %s" % (f(apt[s][o]["median_us"], 1), f(apt[s][o]["min_us"], 1))
@@ -204,6 +208,17 @@ for s in sorted(apt):
 if rows:
     md.append("Median / minimum per call, us.\n\n")
     md.append(table(["size"] + ops, rows))
+# The set-up calls: the process's first gdr_open, pin and gdr_close, and the later ones.
+rows = []
+for call, first, later in [("gdr_open", "open_first", "open"), ("first pin", "pin_first", None),
+                           ("gdr_close", "close_first", "close")]:
+    if first in setup:
+        rows.append([call, f(setup[first]["median_us"], 1),
+                     "%s / %s" % (f(setup[later]["median_us"], 2), f(setup[later]["min_us"], 2))
+                     if later in setup else "-"])
+if rows:
+    md.append("Set-up calls, us: the process's first, and the median / minimum of later ones.\n\n")
+    md.append(table(["call", "first", "later"], rows))
 
 # ---- pplat -----------------------------------------------------------------------------------
 md.append("## CPU/GPU ping-pong (pplat)\n")

@@ -27,6 +27,11 @@ static void stub_close(struct gdr *g)
 	(void)g;
 }
 
+static void stub_forget_pin(struct gdr *g, struct gdr_memh *mh)
+{
+	(void)g, (void)mh;
+}
+
 static int stub_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_request *req)
 {
 	(void)g, (void)mh, (void)req;
@@ -75,6 +80,8 @@ static const struct gdr_backend_ops stub_ops = {
 	.probe = stub_probe,
 	.open = stub_open,
 	.close = stub_close,
+	.forget_pin = stub_forget_pin,
+	.forget = stub_close,
 	.pin = stub_pin,
 	.unpin = stub_memh_op,
 	.map = stub_map,
@@ -131,6 +138,19 @@ void gdr_backend_keep_from_fork(void *va, size_t len)
 	if (madvise(va, len, MADV_DONTFORK))
 		gdr_warn("madvise(MADV_DONTFORK) of the mapping at %p failed (%s): fork children "
 			 "will inherit it", va, strerror(errno));
+}
+
+void gdr_backend_forget_pin_priv(struct gdr *g, struct gdr_memh *mh)
+{
+	(void)g;
+	free(mh->backend_priv);
+	mh->backend_priv = NULL;
+}
+
+void gdr_backend_forget_priv(struct gdr *g)
+{
+	free(g->backend_priv);
+	g->backend_priv = NULL;
 }
 
 int gdr_backend_no_module_version(struct gdr *g, int *major, int *minor)

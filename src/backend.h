@@ -47,6 +47,14 @@ struct gdr_backend_ops {
 	int (*open)(struct gdr *g, struct gdr_why *why);
 	/* Release what open made; every pin is already gone. */
 	void (*close)(struct gdr *g);
+	/*
+	 * In a fork child, for a gdr_t the parent opened: free the memory this process holds for
+	 * the pin (forget_pin, for each pin) and then for g (forget), and nothing else. No driver
+	 * call, munmap or close: the objects are the parent's, and addresses and descriptor
+	 * numbers may be the child's own by now.
+	 */
+	void (*forget_pin)(struct gdr *g, struct gdr_memh *mh);
+	void (*forget)(struct gdr *g);
 
 	/* Pin; fill mh->va, mh->mapped_size, mh->page_size and mh->backend_priv. */
 	int (*pin)(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_request *req);
@@ -69,8 +77,8 @@ struct gdr_backend_ops {
 };
 
 #define GDR_BACKEND_OPS(X) \
-	X(probe) X(open) X(close) X(pin) X(unpin) X(map) X(unmap) X(get_info) \
-	X(get_callback_flag) X(get_attribute) X(driver_get_version)
+	X(probe) X(open) X(close) X(forget_pin) X(forget) X(pin) X(unpin) X(map) X(unmap) \
+	X(get_info) X(get_callback_flag) X(get_attribute) X(driver_get_version)
 
 /* The registry, in order of preference. */
 extern const struct gdr_backend_ops gdr_backend_gdrdrv;
@@ -96,6 +104,12 @@ int gdr_backend_info_from_memh(struct gdr *g, struct gdr_memh *mh, gdr_info_v2_t
  * touching it faults instead of reaching memory it never pinned. Logs and goes on if it cannot.
  */
 void gdr_backend_keep_from_fork(void *va, size_t len);
+/*
+ * forget_pin and forget for backends whose pin and gdr_t state are single malloc'd blocks that
+ * hold nothing to release in a fork child (descriptors are left open; see forget).
+ */
+void gdr_backend_forget_pin_priv(struct gdr *g, struct gdr_memh *mh);
+void gdr_backend_forget_priv(struct gdr *g);
 /* For backends with no kernel module: report the gdrdrv version whose behaviour they give. */
 int gdr_backend_no_module_version(struct gdr *g, int *major, int *minor);
 

@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,15 +10,61 @@
 #include "log.h"
 
 /*
- * Protects cuda_lib, cuda_refs and the table while it is loaded or unloaded. Taken by
- * gdr_cuda_acquire/release only, never with another library lock inside; gdr->lock may be held
- * outside it (backends load CUDA from open, under no lock, and release it from close, under
+ * Protects cuda_lib, cuda_refs, cuda_forked and the table while it is loaded or unloaded. Taken
+ * by gdr_cuda_acquire/release only, never with another library lock inside; gdr->lock may be
+ * held outside it (backends load CUDA from open, under no lock, and release it from close, under
  * gdr->lock).
  */
 static pthread_mutex_t cuda_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *cuda_lib;
 static unsigned long cuda_refs;
 static struct gdr_cuda cuda_table;
+/*
+ * This process was forked from one that had CUDA loaded and initialised. CUDA does not survive
+ * fork: NVIDIA's driver refuses (or worse) every call in the child. The table stays, and libcuda
+ * is never unloaded here (its destructors would act on driver objects shared with the parent).
+ */
+static bool cuda_forked;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/*
+ * The child runs alone here. Loading CUDA calls into the driver with cuda_lock held, so fork
+ * does not wait for it; a lock taken by a thread that is gone is made anew instead. The extra
+ * reference is never dropped: libcuda stays loaded in the child.
+ */
+static void fork_child(void)
+{
+	pthread_mutex_init(&cuda_lock, NULL);
+	if (cuda_refs) {
+		cuda_forked = true;
+		cuda_refs++;
+	}
+}
+
+static void fork_register(void)
+{
+	pthread_atfork(NULL, NULL, fork_child);
+}
+
+/*
+ * In a fork child, whether CUDA works here after all (the simulated driver does): cuInit(0)
+ * says. 0, or ENODEV with why filled. Caller holds cuda_lock.
+ */
+static int cuda_check_forked(struct gdr_why *why)
+{
+	char err[128];
+	CUresult res = cuda_table.cuInit(0);
+
+	if (res == CUDA_SUCCESS) {
+		cuda_forked = false;
+		return 0;
+	}
+	gdr_why_set(why, "CUDA cannot be used in this process: it was forked from one that had "
+		    "initialised CUDA (cuInit(0) here: %s); fork before the first CUDA call and "
+		    "gdr_open, or exec (multiprocessing's \"spawn\")",
+		    gdr_cuda_strerror(&cuda_table, res, err, sizeof(err)));
+	return ENODEV;
+}
 
 struct cuda_entry {
 	const char *name;
@@ -120,7 +167,10 @@ const struct gdr_cuda *gdr_cuda_acquire(struct gdr_why *why)
 	struct gdr_cuda t;
 	void *lib;
 
+	pthread_once(&fork_once, fork_register);
 	pthread_mutex_lock(&cuda_lock);
+	if (cuda_forked && cuda_check_forked(why))
+		goto out_unlock;
 	if (cuda_refs) {
 		cuda_refs++;
 		ret = &cuda_table;

@@ -47,6 +47,7 @@ struct gdr {
 	void *backend_priv;
 
 	size_t host_page_size;
+	unsigned long fork_epoch;	/* gdr_fork_epoch() of the process that opened it */
 };
 
 #endif

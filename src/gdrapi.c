@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "copy.h"
+#include "fork.h"
 #include "gdr.h"
 #include "handle.h"
+#include "inflight.h"
 #include "log.h"
 
 #define GDR_PUBLIC __attribute__((visibility("default")))
@@ -39,7 +41,10 @@ GDR_PUBLIC gdr_t gdr_open(void)
 	TAILQ_INIT(&g->memhs);
 	page = sysconf(_SC_PAGESIZE);
 	g->host_page_size = page > 0 ? (size_t)page : 4096;
+	gdr_fork_init();
+	g->fork_epoch = gdr_fork_epoch();
 	gdr_copy_init();
+	gdr_inflight_init();
 	if (gdr_backend_select(g)) {
 		pthread_mutex_destroy(&g->lock);
 		free(g);
@@ -48,15 +53,36 @@ GDR_PUBLIC gdr_t gdr_open(void)
 	return g;
 }
 
+/*
+ * A gdr_t that the parent process opened, used in a fork child: refuse without touching it (its
+ * lock may be held forever by a thread that does not exist here). See gdr_open(3).
+ */
+static bool inherited(const struct gdr *g, const char *fn)
+{
+	if (g->fork_epoch == gdr_fork_epoch())
+		return false;
+	gdr_err("%s: this gdr_t was opened by a parent process and cannot be used after fork; "
+		"gdr_open a new one in this process", fn);
+	return true;
+}
+
+/* The mapping types this library knows, and so the handle table counts. */
+static bool mapping_type_known(gdr_mapping_type_t type)
+{
+	return type == GDR_MAPPING_TYPE_WC || type == GDR_MAPPING_TYPE_CACHING ||
+	       type == GDR_MAPPING_TYPE_DEVICE;
+}
+
 /* Undo a mapping; on failure the buffer stays mapped. Caller holds g->lock. */
 static int memh_unmap(struct gdr *g, struct gdr_memh *mh)
 {
 	gdr_mapping_type_t type = mh->mapping_type;
 	int ret;
 
-	/* Copies stop seeing the mapping before it goes away. */
+	/* Copies stop finding the mapping, and those that found it finish, before it goes. */
 	mh->mapping_type = GDR_MAPPING_TYPE_NONE;
 	gdr_handle_publish_mapping(mh);
+	gdr_inflight_wait();
 	ret = g->ops.unmap(g, mh);
 	if (ret) {
 		mh->mapping_type = type;
@@ -87,6 +113,33 @@ static int memh_release(struct gdr *g, struct gdr_memh *mh)
 	return 0;
 }
 
+/*
+ * gdr_close of an inherited gdr_t in a fork child: free this process's copy of the library's
+ * memory and nothing else. No driver call, munmap or close: the objects are the parent's, and
+ * addresses and descriptor numbers may be the child's own by now. A lock held at fork by a
+ * thread of the parent stays held here, so its gdr_t is left as it is rather than waited for.
+ */
+static int close_inherited(struct gdr *g)
+{
+	struct gdr_memh *mh, *next;
+
+	if (pthread_mutex_trylock(&g->lock)) {
+		gdr_warn("gdr_close: a thread of the parent was using this gdr_t when it forked; "
+			 "its memory is left to this process's exit");
+		return 0;
+	}
+	for (mh = TAILQ_FIRST(&g->memhs); mh; mh = next) {
+		next = TAILQ_NEXT(mh, link);
+		g->ops.forget_pin(g, mh);
+		free(mh);
+	}
+	g->ops.forget(g);
+	pthread_mutex_unlock(&g->lock);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+	return 0;
+}
+
 GDR_PUBLIC int gdr_close(gdr_t g)
 {
 	struct gdr_memh *mh, *next;
@@ -94,6 +147,8 @@ GDR_PUBLIC int gdr_close(gdr_t g)
 
 	if (!g)
 		return EINVAL;
+	if (g->fork_epoch != gdr_fork_epoch())
+		return close_inherited(g);
 	pthread_mutex_lock(&g->lock);
 	for (mh = TAILQ_FIRST(&g->memhs); mh; mh = next) {
 		int ret;
@@ -123,7 +178,7 @@ static int pin(gdr_t g, const struct gdr_pin_request *req, gdr_mh_t *handle)
 	unsigned long end;
 	int ret;
 
-	if (!g || !handle)
+	if (!g || !handle || inherited(g, "gdr_pin_buffer"))
 		return EINVAL;
 	if (!req->addr || !req->size || __builtin_add_overflow(req->addr, req->size, &end)) {
 		gdr_dbg("gdr_pin_buffer: bad range addr=0x%lx size=%zu", req->addr, req->size);
@@ -180,11 +235,11 @@ GDR_PUBLIC int gdr_pin_buffer_v2(gdr_t g, unsigned long addr, size_t size, uint3
 }
 
 /* Lock g and find handle in it; on success the caller must unlock g. */
-static struct gdr_memh *lock_memh(gdr_t g, gdr_mh_t handle)
+static struct gdr_memh *lock_memh(gdr_t g, gdr_mh_t handle, const char *fn)
 {
 	struct gdr_memh *mh;
 
-	if (!g)
+	if (!g || inherited(g, fn))
 		return NULL;
 	pthread_mutex_lock(&g->lock);
 	mh = gdr_handle_lookup(g, handle.h);
@@ -195,7 +250,7 @@ static struct gdr_memh *lock_memh(gdr_t g, gdr_mh_t handle)
 
 GDR_PUBLIC int gdr_unpin_buffer(gdr_t g, gdr_mh_t handle)
 {
-	struct gdr_memh *mh = lock_memh(g, handle);
+	struct gdr_memh *mh = lock_memh(g, handle, "gdr_unpin_buffer");
 	int ret;
 
 	if (!mh)
@@ -208,15 +263,17 @@ GDR_PUBLIC int gdr_unpin_buffer(gdr_t g, gdr_mh_t handle)
 GDR_PUBLIC int gdr_get_callback_flag(gdr_t g, gdr_mh_t handle, int *flag)
 {
 	struct gdr_memh *mh;
-	int ret;
+	int ret, value = 0;
 
 	if (!flag)
 		return EINVAL;
-	mh = lock_memh(g, handle);
+	mh = lock_memh(g, handle, "gdr_get_callback_flag");
 	if (!mh)
 		return EINVAL;
-	ret = g->ops.get_callback_flag(g, mh, flag);
+	ret = g->ops.get_callback_flag(g, mh, &value);
 	pthread_mutex_unlock(&g->lock);
+	if (!ret)
+		*flag = value;
 	return ret;
 }
 
@@ -228,11 +285,17 @@ GDR_PUBLIC int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_v2_t *info)
 
 	if (!info)
 		return EINVAL;
-	mh = lock_memh(g, handle);
+	mh = lock_memh(g, handle, "gdr_get_info");
 	if (!mh)
 		return EINVAL;
 	memset(&tmp, 0, sizeof(tmp));
 	ret = g->ops.get_info(g, mh, &tmp);
+	if (!ret && tmp.mapping_type != GDR_MAPPING_TYPE_NONE && !mapping_type_known(tmp.mapping_type)) {
+		gdr_err("gdr_get_info: the %s backend reports mapping type %d, which this library "
+			"does not know (a newer driver?); the pin stays usable", g->ops.name,
+			(int)tmp.mapping_type);
+		ret = EPROTO;
+	}
 	pthread_mutex_unlock(&g->lock);
 	if (!ret)
 		*info = tmp;
@@ -263,6 +326,26 @@ GDR_PUBLIC int gdr_get_info(gdr_t g, gdr_mh_t handle, gdr_info_v1_t *info)
 	return 0;
 }
 
+/*
+ * The backend mapped the pin but calls the mapping something this library does not know (a
+ * newer gdrdrv, or a node given through GDRCOPY_GDRDRV_PATH): without knowing which fence it
+ * needs, no copy can be right. Unmap it; the pin stays usable. Caller holds g->lock.
+ */
+static int refuse_mapping(struct gdr *g, struct gdr_memh *mh, gdr_mapping_type_t type)
+{
+	int ret;
+
+	gdr_err("gdr_map: the %s backend reports mapping type %d, which this library does not "
+		"know (a newer driver?); the mapping is undone", g->ops.name, (int)type);
+	ret = g->ops.unmap(g, mh);
+	if (ret)
+		gdr_err("gdr_map: undoing that mapping failed (%s): %p/%zu stays mapped until the "
+			"process exits", strerror(ret), mh->map_va, mh->map_size);
+	mh->map_va = NULL;
+	mh->map_size = 0;
+	return EPROTO;
+}
+
 GDR_PUBLIC int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int flags)
 {
 	struct gdr_memh *mh;
@@ -276,7 +359,7 @@ GDR_PUBLIC int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int 
 		gdr_err("gdr_map_v2: unknown flags %d", flags);
 		return EINVAL;
 	}
-	mh = lock_memh(g, handle);
+	mh = lock_memh(g, handle, "gdr_map");
 	if (!mh)
 		return EINVAL;
 	if (mh->mapping_type != GDR_MAPPING_TYPE_NONE) {
@@ -294,6 +377,10 @@ GDR_PUBLIC int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int 
 		goto out_unlock;
 	mh->map_va = p;
 	mh->map_size = size;
+	if (!mapping_type_known(type)) {
+		ret = refuse_mapping(g, mh, type);
+		goto out_unlock;
+	}
 	mh->mapping_type = type;
 	gdr_handle_publish_mapping(mh);
 	*va = p;
@@ -309,7 +396,7 @@ GDR_PUBLIC int gdr_map(gdr_t g, gdr_mh_t handle, void **va, size_t size)
 
 GDR_PUBLIC int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size)
 {
-	struct gdr_memh *mh = lock_memh(g, handle);
+	struct gdr_memh *mh = lock_memh(g, handle, "gdr_unmap");
 	int ret;
 
 	if (!mh)
@@ -331,8 +418,11 @@ out_unlock:
 	return ret;
 }
 
-GDR_PUBLIC int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
-				   size_t size)
+/*
+ * Copies take no lock. The handle's mapping is looked up inside an announced copy (inflight.h),
+ * so an unmap of the handle waits for the copy instead of pulling the mapping from under it.
+ */
+static int copy_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
 {
 	int mixed = 0;
 	gdr_mapping_type_t type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
@@ -344,8 +434,7 @@ GDR_PUBLIC int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void 
 	return 0;
 }
 
-GDR_PUBLIC int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
-				     size_t size)
+static int copy_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
 {
 	int mixed = 0;
 	gdr_mapping_type_t type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
@@ -355,6 +444,34 @@ GDR_PUBLIC int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *m
 	if (size)
 		gdr_copy_from_mapping_type(type, mixed, h_ptr, map_d_ptr, size);
 	return 0;
+}
+
+GDR_PUBLIC int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
+				   size_t size)
+{
+	unsigned long leave;
+	struct gdr_inflight *r = gdr_inflight_enter(&leave);
+	int ret;
+
+	if (!r)
+		return ENOMEM;
+	ret = copy_to(handle, map_d_ptr, h_ptr, size);
+	gdr_inflight_leave(r, leave);
+	return ret;
+}
+
+GDR_PUBLIC int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
+				     size_t size)
+{
+	unsigned long leave;
+	struct gdr_inflight *r = gdr_inflight_enter(&leave);
+	int ret;
+
+	if (!r)
+		return ENOMEM;
+	ret = copy_from(handle, h_ptr, map_d_ptr, size);
+	gdr_inflight_leave(r, leave);
+	return ret;
 }
 
 GDR_PUBLIC void gdr_runtime_get_version(int *major, int *minor)
@@ -369,7 +486,7 @@ GDR_PUBLIC int gdr_driver_get_version(gdr_t g, int *major, int *minor)
 {
 	int maj, min, ret;
 
-	if (!g || !major || !minor)
+	if (!g || !major || !minor || inherited(g, "gdr_driver_get_version"))
 		return EINVAL;
 	pthread_mutex_lock(&g->lock);
 	ret = g->ops.driver_get_version(g, &maj, &min);
@@ -385,7 +502,7 @@ GDR_PUBLIC int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v)
 {
 	int value = 0, ret = 0;
 
-	if (!g || !v)
+	if (!g || !v || inherited(g, "gdr_get_attribute"))
 		return EINVAL;
 	pthread_mutex_lock(&g->lock);
 	switch ((int)attr) {
@@ -407,7 +524,8 @@ GDR_PUBLIC int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v)
 		ret = EINVAL;
 	}
 	pthread_mutex_unlock(&g->lock);
-	*v = ret ? 0 : value;
+	if (!ret)
+		*v = value;
 	return ret;
 }
 

@@ -8,14 +8,35 @@
 #include "handle.h"
 
 /*
- * h = generation << 32 | (slot index + 1). Chunks of slots are allocated on demand and never
- * freed, so a lookup of any value touches only memory that stays valid.
+ * h = generation << INDEX_BITS | (slot index + 1). Chunks of slots are allocated on demand and
+ * never freed, so a lookup of any value touches only memory that stays valid.
+ *
+ * A slot whose generation reaches GENERATION_MAX is retired for good instead of going back on the
+ * free list, so a handle value is never issued twice: a stale handle can never name a later pin.
+ * At one pin every 100 ns through one slot, retiring it would take 20 days; the table loses one
+ * slot of its million each time.
  */
+#define INDEX_BITS 20
 #define SLOTS_PER_CHUNK 1024u
-#define MAX_CHUNKS 1024u
-#define MAX_SLOTS (SLOTS_PER_CHUNK * MAX_CHUNKS)
+#define MAX_SLOTS ((1u << INDEX_BITS) - 1)
+#define MAX_CHUNKS ((MAX_SLOTS + SLOTS_PER_CHUNK - 1) / SLOTS_PER_CHUNK)
+#define GENERATION_MAX ((1ULL << (64 - INDEX_BITS)) - 1)
 
 _Static_assert(sizeof(unsigned long) == 8, "gdr_mh_t.h must hold 64 bits");
+
+#ifdef GDR_WITH_TEST_HOOKS
+uint64_t gdr_handle_test_generation_floor;
+
+static uint64_t next_generation(uint64_t last)
+{
+	return (last < gdr_handle_test_generation_floor ? gdr_handle_test_generation_floor : last) + 1;
+}
+#else
+static uint64_t next_generation(uint64_t last)
+{
+	return last + 1;
+}
+#endif
 
 struct handle_slot {
 	_Atomic unsigned long tag;		/* the live handle value; 0 when free */
@@ -24,13 +45,13 @@ struct handle_slot {
 	_Atomic uintptr_t map_base;
 	_Atomic size_t map_size;
 	_Atomic int map_type;			/* GDR_MAPPING_TYPE_NONE when unmapped */
-	uint32_t generation;			/* under table_lock */
+	uint64_t generation;			/* of the last handle issued; under table_lock */
 	uint32_t next_free;			/* index + 1 of the next free slot; under table_lock */
 };
 
 /*
  * Protects next_unused, free_head, the slots' generation and next_free, chunk allocation and
- * mapped_count. Nests inside gdr->lock; nothing is taken inside it.
+ * mapped_count. Nests inside gdr->lock; nothing is taken inside it, so fork can take it too.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct handle_slot *) chunks[MAX_CHUNKS];
@@ -38,6 +59,7 @@ static uint32_t next_unused;
 static uint32_t free_head;
 static unsigned long mapped_count[GDR_MAPPING_TYPE_MAX];
 static _Atomic int mixed_mappings;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static struct handle_slot *slot_at(uint32_t index)
 {
@@ -51,9 +73,14 @@ static struct handle_slot *slot_at(uint32_t index)
 
 static struct handle_slot *slot_of(unsigned long h)
 {
-	uint32_t low = (uint32_t)h;
+	uint32_t low = (uint32_t)(h & ((1UL << INDEX_BITS) - 1));
 
 	return low ? slot_at(low - 1) : NULL;
+}
+
+static uint32_t index_of(unsigned long h)
+{
+	return (uint32_t)(h & ((1UL << INDEX_BITS) - 1)) - 1;
 }
 
 static int slot_alloc(uint32_t *index)
@@ -78,29 +105,6 @@ static int slot_alloc(uint32_t *index)
 	return 0;
 }
 
-int gdr_handle_register(struct gdr_memh *mh)
-{
-	struct handle_slot *s;
-	uint32_t index;
-	int ret;
-
-	pthread_mutex_lock(&table_lock);
-	ret = slot_alloc(&index);
-	if (ret)
-		goto out_unlock;
-	s = slot_at(index);
-	if (++s->generation == 0)
-		s->generation = 1;
-	mh->handle = (unsigned long)s->generation << 32 | (index + 1);
-	atomic_store_explicit(&s->owner, mh->g, memory_order_relaxed);
-	atomic_store_explicit(&s->mh, mh, memory_order_relaxed);
-	atomic_store_explicit(&s->map_type, GDR_MAPPING_TYPE_NONE, memory_order_relaxed);
-	atomic_store_explicit(&s->tag, mh->handle, memory_order_release);
-out_unlock:
-	pthread_mutex_unlock(&table_lock);
-	return ret;
-}
-
 static void count_mapping(gdr_mapping_type_t type, int delta)
 {
 	int types_in_use = 0;
@@ -111,6 +115,77 @@ static void count_mapping(gdr_mapping_type_t type, int delta)
 	for (int t = GDR_MAPPING_TYPE_NONE + 1; t < GDR_MAPPING_TYPE_MAX; t++)
 		types_in_use += mapped_count[t] != 0;
 	atomic_store_explicit(&mixed_mappings, types_in_use > 1, memory_order_relaxed);
+}
+
+/* Take the slot out of use; on the free list unless its generations are spent. Under table_lock. */
+static void slot_free(struct handle_slot *s, uint32_t index)
+{
+	atomic_store_explicit(&s->tag, 0, memory_order_release);
+	atomic_store_explicit(&s->map_type, GDR_MAPPING_TYPE_NONE, memory_order_relaxed);
+	atomic_store_explicit(&s->map_size, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->map_base, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->mh, NULL, memory_order_relaxed);
+	atomic_store_explicit(&s->owner, NULL, memory_order_relaxed);
+	if (s->generation >= GENERATION_MAX)
+		return;
+	s->next_free = free_head;
+	free_head = index + 1;
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&table_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&table_lock);
+}
+
+/*
+ * Every live handle is the parent's: retire them all, so that lookups and copies in the child
+ * refuse them, and their slots serve the child's own pins under new generations.
+ */
+static void fork_child(void)
+{
+	for (uint32_t i = 0; i < next_unused; i++) {
+		struct handle_slot *s = slot_at(i);
+
+		if (atomic_load_explicit(&s->tag, memory_order_relaxed))
+			slot_free(s, i);
+	}
+	for (int t = 0; t < GDR_MAPPING_TYPE_MAX; t++)
+		mapped_count[t] = 0;
+	atomic_store_explicit(&mixed_mappings, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&table_lock);
+}
+
+static void fork_register(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+int gdr_handle_register(struct gdr_memh *mh)
+{
+	struct handle_slot *s;
+	uint32_t index;
+	int ret;
+
+	pthread_once(&fork_once, fork_register);
+	pthread_mutex_lock(&table_lock);
+	ret = slot_alloc(&index);
+	if (ret)
+		goto out_unlock;
+	s = slot_at(index);
+	s->generation = next_generation(s->generation);
+	mh->handle = (unsigned long)s->generation << INDEX_BITS | (index + 1);
+	atomic_store_explicit(&s->owner, mh->g, memory_order_relaxed);
+	atomic_store_explicit(&s->mh, mh, memory_order_relaxed);
+	atomic_store_explicit(&s->map_type, GDR_MAPPING_TYPE_NONE, memory_order_relaxed);
+	atomic_store_explicit(&s->tag, mh->handle, memory_order_release);
+out_unlock:
+	pthread_mutex_unlock(&table_lock);
+	return ret;
 }
 
 void gdr_handle_publish_mapping(struct gdr_memh *mh)
@@ -137,16 +212,10 @@ void gdr_handle_publish_mapping(struct gdr_memh *mh)
 void gdr_handle_unregister(struct gdr_memh *mh)
 {
 	struct handle_slot *s = slot_of(mh->handle);
-	uint32_t index = (uint32_t)mh->handle - 1;
 
 	pthread_mutex_lock(&table_lock);
 	count_mapping(atomic_load_explicit(&s->map_type, memory_order_relaxed), -1);
-	atomic_store_explicit(&s->tag, 0, memory_order_release);
-	atomic_store_explicit(&s->map_type, GDR_MAPPING_TYPE_NONE, memory_order_relaxed);
-	atomic_store_explicit(&s->mh, NULL, memory_order_relaxed);
-	atomic_store_explicit(&s->owner, NULL, memory_order_relaxed);
-	s->next_free = free_head;
-	free_head = index + 1;
+	slot_free(s, index_of(mh->handle));
 	pthread_mutex_unlock(&table_lock);
 	mh->handle = 0;
 }

@@ -2,12 +2,14 @@
 /*
  * The process-wide handle table. A gdr_mh_t.h names a slot and the slot's generation, so a stale,
  * forged or foreign value is recognised without dereferencing anything the caller gave. Slots are
- * never freed, which lets copies read a handle's mapping without a lock.
+ * never freed, which lets copies read a handle's mapping without a lock. A fork child retires
+ * every handle it inherited.
  */
 #ifndef GDR_HANDLE_H
 #define GDR_HANDLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gdr.h"
 
@@ -29,5 +31,10 @@ void gdr_handle_publish_mapping(struct gdr_memh *mh);
  * process (GDRCopy then uses a full fence).
  */
 gdr_mapping_type_t gdr_handle_mapping(unsigned long h, const void *ptr, size_t size, int *mixed);
+
+#ifdef GDR_WITH_TEST_HOOKS
+/* Test builds only: each slot's generations continue from at least this value. */
+extern uint64_t gdr_handle_test_generation_floor;
+#endif
 
 #endif

@@ -2,7 +2,9 @@
 /*
  * gdrcopy_apiperf: the cost of each API call (pin, map, get_info, unmap, unpin) for buffer sizes
  * from 64 KiB doubling up to the maximum, as GDRCopy 2.6's apiperf: a row of averages and a
- * histogram of pin times per size. --csv adds the median and minimum of each call.
+ * histogram of pin times per size. --csv adds the median and minimum of each call. Then the
+ * set-up calls, the process's first apart from later ones: gdr_open, the first pin (which may
+ * build driver state, e.g. the vulkan backend's VkDevice) and gdr_close.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -74,6 +76,49 @@ static void histogram(const double *sorted, size_t n, size_t size)
 	printf("\n");
 }
 
+/*
+ * gdr_open and gdr_close, the process's first (timed in main) against n later ones, and the
+ * first pin. In --csv, rows of size 0 (pin_first: the first size).
+ */
+static void setup_calls(double open_first, double pin_first, size_t pin_size, double close_first,
+			size_t n)
+{
+	double *open_t = calloc(n, sizeof(double)), *close_t = calloc(n, sizeof(double));
+	struct tool_stats so, sc;
+
+	if (!open_t || !close_t)
+		tool_die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		double t0 = tool_now_us(), t1, t2;
+		gdr_t g = tool_gdr_open();
+
+		t1 = tool_now_us();
+		if (gdr_close(g))
+			tool_die("gdr_close failed");
+		t2 = tool_now_us();
+		open_t[i] = t1 - t0;
+		close_t[i] = t2 - t1;
+	}
+	tool_stats(open_t, n, &so);
+	tool_stats(close_t, n, &sc);
+	if (tool_csv) {
+		printf("0,open_first,%.3f,%.3f,%.3f\n", open_first, open_first, open_first);
+		printf("0,open,%.3f,%.3f,%.3f\n", so.avg, so.median, so.min);
+		printf("%zu,pin_first,%.3f,%.3f,%.3f\n", pin_size, pin_first, pin_first, pin_first);
+		printf("0,close_first,%.3f,%.3f,%.3f\n", close_first, close_first, close_first);
+		printf("0,close,%.3f,%.3f,%.3f\n", sc.avg, sc.median, sc.min);
+	} else {
+		printf("Set-up calls: the process's first, then %zu later ones\n", n);
+		printf("Call\tfirst.Time(us)\tlater.avg(us)\tlater.median(us)\tlater.min(us)\n");
+		printf("gdr_open\t%f\t%f\t%f\t%f\n", open_first, so.avg, so.median, so.min);
+		printf("gdr_close\t%f\t%f\t%f\t%f\n", close_first, sc.avg, sc.median, sc.min);
+		printf("first pin of %zu bytes: %f us (later pins: the table above)\n", pin_size,
+		       pin_first);
+	}
+	free(open_t);
+	free(close_t);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -95,6 +140,7 @@ int main(int argc, char **argv)
 	enum tool_alloc_kind kind = TOOL_ALLOC_AUTO;
 	struct tool_common common = { NULL, NULL };
 	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT, opt;
+	double open_first, pin_first = -1, close_first, t0;
 	struct tool_cuda cu;
 	double *t[N_OPS];
 	gdr_t g;
@@ -120,7 +166,9 @@ int main(int argc, char **argv)
 	tool_set_env(common.backend, common.impl);
 
 	tool_cuda_init(&cu, dev_id);
+	t0 = tool_now_us();
 	g = tool_gdr_open();
+	open_first = tool_now_us() - t0;
 	tool_print_devices(&cu);
 	kind = tool_alloc_resolve(kind, g);
 	tool_say("gpu alloc fn: %s\n", tool_alloc_name(kind));
@@ -138,10 +186,15 @@ int main(int argc, char **argv)
 		double scratch[N_OPS];
 
 		gpu_alloc_or_die(&b, size, kind, cu.dev);
-		for (size_t i = 0; i < warmup; i++)
+		for (size_t i = 0; i < warmup; i++) {
 			cycle(g, &b, size, map_flags, kind, scratch);
+			if (pin_first < 0)
+				pin_first = scratch[OP_PIN];
+		}
 		for (size_t i = 0; i < iters; i++) {
 			cycle(g, &b, size, map_flags, kind, scratch);
+			if (pin_first < 0)
+				pin_first = scratch[OP_PIN];
 			for (int k = 0; k < N_OPS; k++)
 				t[k][i] = scratch[k];
 		}
@@ -163,7 +216,10 @@ int main(int argc, char **argv)
 	}
 	for (int k = 0; k < N_OPS; k++)
 		free(t[k]);
+	t0 = tool_now_us();
 	tool_gdr_close(g);
+	close_first = tool_now_us() - t0;
+	setup_calls(open_first, pin_first, GPU_PAGE_SIZE, close_first, iters);
 	tool_cuda_fini(&cu);
 	return 0;
 }

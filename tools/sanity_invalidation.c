@@ -210,7 +210,7 @@ static void fork_child_gdr_map_parent(enum sanity_mem mem)
 	void *ptr;
 	pid_t pid;
 
-	need_gdrdrv(NO_KERNEL_FD);
+	/* The library refuses a parent's gdr_t in a fork child on every backend, not only gdrdrv. */
 	need_mem(mem);
 	ctx_init(&c);
 	buf_alloc(&c, &b, SANITY_SIZE, mem);

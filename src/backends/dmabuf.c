@@ -495,6 +495,9 @@ const struct gdr_backend_ops gdr_backend_dmabuf = {
 	.probe = dmabuf_probe,
 	.open = dmabuf_open,
 	.close = dmabuf_close,
+	/* In a fork child: no close of the fds, no release of CUDA. */
+	.forget_pin = gdr_backend_forget_pin_priv,
+	.forget = gdr_backend_forget_priv,
 	.pin = dmabuf_pin,
 	.unpin = dmabuf_unpin,
 	.map = dmabuf_map,

@@ -53,29 +53,27 @@ static const char vk_vmm_hint[] =
 	"allocate with cuMemCreate and requestedHandleTypes = "
 	"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, or use the gdrdrv backend";
 
+/* The probe builds the process's state, which open then finds: no VkDevice is made before a pin. */
 static int vulkan_probe(struct gdr_why *why)
 {
 	struct vk_state *s;
-	int ret = vk_state_create(&s, why);
 
-	if (!ret)
-		vk_state_destroy(s);
-	return ret;
+	return vk_state_get(&s, why);
 }
 
 static int vulkan_open(struct gdr *g, struct gdr_why *why)
 {
 	struct vk_state *s;
-	int ret = vk_state_create(&s, why);
+	int ret = vk_state_get(&s, why);
 
 	if (!ret)
 		g->backend_priv = s;
 	return ret;
 }
 
+/* Also forget, in a fork child: the state is the process's (or the parent's), never a gdr_t's. */
 static void vulkan_close(struct gdr *g)
 {
-	vk_state_destroy(g->backend_priv);
 	g->backend_priv = NULL;
 }
 
@@ -505,6 +503,8 @@ const struct gdr_backend_ops gdr_backend_vulkan = {
 	.probe = vulkan_probe,
 	.open = vulkan_open,
 	.close = vulkan_close,
+	.forget_pin = gdr_backend_forget_pin_priv,
+	.forget = vulkan_close,
 	.pin = vulkan_pin,
 	.unpin = vulkan_unpin,
 	.map = vulkan_map,

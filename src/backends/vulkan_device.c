@@ -3,16 +3,28 @@
  * The vulkan backend's discovery: load libvulkan.so.1, create one VkInstance, and for every CUDA
  * device find the Vulkan device whose deviceUUID equals cuDeviceGetUuid and check that it can
  * import a CUDA allocation's POSIX fd (VK_KHR_external_memory_fd, OPAQUE_FD importable) into a
- * DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory type on a DEVICE_LOCAL heap.
+ * DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory type on a DEVICE_LOCAL heap. Once per process;
+ * each GPU's VkDevice at its first pin.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "vulkan_priv.h"
+
+/* For the debug lines that say what building the state cost. */
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 const char *vk_result_name(VkResult r)
 {
@@ -298,9 +310,62 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 	return ENODEV;
 }
 
-int vk_state_create(struct vk_state **out, struct gdr_why *why)
+/*
+ * The process's state: vk_process once built, NULL before (or after a failed try, or in a fork
+ * child until it builds its own). Kept until the process exits, as CUDA keeps a device's primary
+ * context, rather than reference-counted: a reference count would tear the VkInstance and
+ * VkDevices down at the last gdr_close and make the next gdr_open pay for them again (about
+ * 150 ms on the H200), and a process that opens and closes a gdr_t per job would pay it every
+ * time. It holds libvulkan and NVIDIA's ICD loaded, one VkInstance, per GPU that has been pinned
+ * one VkDevice with one queue (which reserves GPU memory: docs/performance.md gives the figure),
+ * and a reference on libcuda. It is not torn down at exit either: the Vulkan loader and the ICD
+ * may have run their own destructors by then, and the kernel releases it all.
+ *
+ * vk_lock serialises building the state and creating each GPU's VkDevice; pins take it inside
+ * g->lock, and nothing is taken inside it. A fork child abandons the parent's state (its objects
+ * belong to the parent's driver connection: lavapipe hangs destroying them) and builds its own;
+ * the abandoned ones stay reachable, for leak checkers, and untouched.
+ */
+static pthread_mutex_t vk_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(struct vk_state *) vk_process;
+static struct vk_state *vk_abandoned;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* The child runs alone here; vk_lock may have been held by a thread that does not exist in it. */
+static void fork_child(void)
+{
+	struct vk_state *s = atomic_load_explicit(&vk_process, memory_order_relaxed);
+
+	pthread_mutex_init(&vk_lock, NULL);
+	if (!s)
+		return;
+	s->abandoned_next = vk_abandoned;
+	vk_abandoned = s;
+	atomic_store_explicit(&vk_process, NULL, memory_order_relaxed);
+}
+
+static void fork_register(void)
+{
+	pthread_atfork(NULL, NULL, fork_child);
+}
+
+/* A state that failed to build: undo what was made. */
+static void vk_state_free(struct vk_state *s)
+{
+	free(s->gpus);
+	if (s->instance)
+		s->vkDestroyInstance(s->instance, NULL);
+	if (s->lib)
+		dlclose(s->lib);
+	if (s->cuda)
+		gdr_cuda_release();
+	free(s);
+}
+
+static int vk_state_create(struct vk_state **out, struct gdr_why *why)
 {
 	struct vk_state *s = calloc(1, sizeof(*s));
+	double t0 = now_ms();
 	int ret;
 
 	if (!s) {
@@ -316,32 +381,43 @@ int vk_state_create(struct vk_state **out, struct gdr_why *why)
 	if (!ret)
 		ret = survey(s, why);
 	if (ret) {
-		vk_state_destroy(s);
+		vk_state_free(s);
 		return ret;
 	}
+	gdr_dbg("vulkan: VkInstance created and %d CUDA device(s) matched in %.1f ms", s->gpu_count,
+		now_ms() - t0);
 	*out = s;
 	return 0;
 }
 
-void vk_state_destroy(struct vk_state *s)
+int vk_state_get(struct vk_state **out, struct gdr_why *why)
 {
-	for (int d = 0; s->gpus && d < s->gpu_count; d++)
-		if (s->gpus[d].device)
-			s->gpus[d].vkDestroyDevice(s->gpus[d].device, NULL);
-	free(s->gpus);
-	if (s->instance)
-		s->vkDestroyInstance(s->instance, NULL);
-	if (s->lib)
-		dlclose(s->lib);
-	if (s->cuda)
-		gdr_cuda_release();
-	free(s);
+	struct vk_state *s = atomic_load_explicit(&vk_process, memory_order_acquire);
+	int ret = 0;
+
+	if (s) {
+		*out = s;
+		return 0;
+	}
+	pthread_once(&fork_once, fork_register);
+	pthread_mutex_lock(&vk_lock);
+	s = atomic_load_explicit(&vk_process, memory_order_relaxed);
+	if (!s) {
+		ret = vk_state_create(&s, why);
+		if (!ret)
+			atomic_store_explicit(&vk_process, s, memory_order_release);
+	}
+	pthread_mutex_unlock(&vk_lock);
+	if (!ret)
+		*out = s;
+	return ret;
 }
 
 #define VK_DEVICE_FN(s, gpu, name) \
 	((gpu)->name = (PFN_##name)(void *)(s)->vkGetDeviceProcAddr((gpu)->device, #name))
 
-int vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
+/* Create gpu's VkDevice and resolve its entry points; 0 or an errno (logged). Under vk_lock. */
+static int vk_gpu_create(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
 {
 	const char *exts[3];
 	uint32_t next = 0;
@@ -358,10 +434,9 @@ int vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
 		.pQueueCreateInfos = &queue,
 		.ppEnabledExtensionNames = exts,
 	};
+	double t0 = now_ms();
 	VkResult r;
 
-	if (gpu->device)
-		return 0;
 	exts[next++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
 	if (gpu->has_ext_memory)
 		exts[next++] = VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME;
@@ -393,5 +468,23 @@ int vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
 		gdr_err("vulkan: the Vulkan driver of CUDA device %d lacks core entry points", ordinal);
 		return ENOSYS;
 	}
+	gdr_dbg("vulkan: VkDevice created for CUDA device %d in %.1f ms", ordinal,
+		now_ms() - t0);
 	return 0;
+}
+
+int vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
+{
+	int ret = 0;
+
+	if (atomic_load_explicit(&gpu->ready, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&vk_lock);
+	if (!atomic_load_explicit(&gpu->ready, memory_order_relaxed)) {
+		ret = vk_gpu_create(s, gpu, ordinal);
+		if (!ret)
+			atomic_store_explicit(&gpu->ready, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&vk_lock);
+	return ret;
 }

@@ -3,19 +3,22 @@
  * The vulkan backend's state, shared by vulkan.c (the backend ops) and vulkan_device.c (the
  * Vulkan loader, the instance, and matching CUDA devices to Vulkan devices). libvulkan is
  * dlopen'd: the library never links it, and every Vulkan function is resolved through
- * vkGetInstanceProcAddr / vkGetDeviceProcAddr.
+ * vkGetInstanceProcAddr / vkGetDeviceProcAddr. No Vulkan headers are needed either: vulkan_api.h
+ * declares what the backend uses.
+ *
+ * The state is the process's, shared by every gdr_t and kept until the process exits, as CUDA
+ * keeps a device's primary context: see vk_state_get.
  */
 #ifndef GDR_BACKENDS_VULKAN_PRIV_H
 #define GDR_BACKENDS_VULKAN_PRIV_H
 
-#define VK_NO_PROTOTYPES
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <vulkan/vulkan.h>
-
 #include "backend.h"
 #include "cuda_driver.h"
+#include "vulkan_api.h"
 
 /* One CUDA device, and the Vulkan device with its UUID if there is one. */
 struct vk_gpu {
@@ -28,7 +31,11 @@ struct vk_gpu {
 	bool has_ext_memory;		/* the device lists VK_KHR_external_memory */
 	bool has_dedicated;		/* the device lists VK_KHR_dedicated_allocation */
 
-	/* Created at the first pin on this device (vkCreateDevice costs ~84 ms), then kept. */
+	/*
+	 * Created at the first pin on this device (vkCreateDevice costs ~75 ms on the H200), under
+	 * vk_lock, then kept; ready (release) publishes it and the entry points below.
+	 */
+	_Atomic bool ready;
 	VkDevice device;
 	PFN_vkDestroyDevice vkDestroyDevice;
 	PFN_vkAllocateMemory vkAllocateMemory;
@@ -40,7 +47,7 @@ struct vk_gpu {
 	PFN_vkGetBufferMemoryRequirements vkGetBufferMemoryRequirements;
 };
 
-/* g->backend_priv; every field is used under g->lock. */
+/* g->backend_priv of every gdr_t: set before it is published, then only read (but see vk_gpu). */
 struct vk_state {
 	const struct gdr_cuda *cuda;
 	void *lib;			/* libvulkan.so.1 */
@@ -56,16 +63,18 @@ struct vk_state {
 	PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr;
 	int gpu_count;			/* cuDeviceGetCount */
 	struct vk_gpu *gpus;		/* indexed by CUDA device ordinal */
+	struct vk_state *abandoned_next;	/* see vk_state_get, on fork */
 };
 
 /*
- * Load CUDA and Vulkan, create the instance and match every CUDA device; 0 with *out set when
- * at least one device is usable, else an errno with why filled.
+ * The process's state: the first call loads CUDA and Vulkan, creates the instance and matches
+ * every CUDA device (no VkDevice yet); later calls return it at once. Thread-safe: callers that
+ * race build it once. 0 with *out set when at least one device is usable, else an errno with why
+ * filled (and the next call tries again).
  */
-int vk_state_create(struct vk_state **out, struct gdr_why *why);
-void vk_state_destroy(struct vk_state *s);
+int vk_state_get(struct vk_state **out, struct gdr_why *why);
 
-/* Create gpu's VkDevice unless it exists; 0 or an errno (logged). */
+/* gpu's VkDevice, created at the first call (thread-safe); 0 or an errno (logged). */
 int vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal);
 
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" and the like, for log lines. */

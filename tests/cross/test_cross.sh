@@ -81,8 +81,8 @@ run_one() { # name program
 	local name=$1 prog=$2 sub rc last
 	sub=$(mktemp)
 	if is_elf "$prog"; then
-		GDR_TEST_RESULTS=$sub QEMU_LD_PREFIX=$sysroot timeout -k 5 300 "$qemu" "$prog" \
-			>"$out/$name.log" 2>&1 </dev/null
+		GDR_TEST_RESULTS=$sub GDR_TEST_EMULATOR=$qemu QEMU_LD_PREFIX=$sysroot \
+			timeout -k 5 300 "$qemu" "$prog" >"$out/$name.log" 2>&1 </dev/null
 	else
 		GDR_TEST_RESULTS=$sub timeout -k 5 300 "$prog" >"$out/$name.log" 2>&1 </dev/null
 	fi

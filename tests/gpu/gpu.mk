@@ -9,8 +9,8 @@
 
 NVCC ?= $(CUDA)/bin/nvcc
 GPU_DIR := $(BUILD)/tests/gpu
-GPU_TESTS += $(GPU_DIR)/test_gpu_vulkan
-GPU_BENCH := $(GPU_DIR)/bench_vulkan
+GPU_TESTS += $(GPU_DIR)/test_gpu_vulkan $(GPU_DIR)/soak_vulkan
+GPU_BENCH := $(GPU_DIR)/bench_vulkan $(GPU_DIR)/bench_setup_vulkan
 GPU_CUDA_OBJS := $(OBJ)/src/cuda.o $(OBJ)/src/log.o $(OBJ)/src/why.o
 GPU_COMMON_OBJS := $(OBJ)/tests/gpu/gpucommon.o $(OBJ)/tests/unit/simtest.o $(GPU_CUDA_OBJS)
 GPU_HAVE_NVCC := $(if $(wildcard $(NVCC)),1,)
@@ -38,10 +38,15 @@ $(GPU_DIR)/kernels_fatbin.o: $(GPU_DIR)/kernels_fatbin.c
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 endif
 
+# The set-up benchmark calls Vulkan itself, through the library's own declarations.
+$(OBJ)/tests/gpu/bench_setup_vulkan.o: ALL_CFLAGS += -Isrc/backends
+# The fork cases share their checks with tier 1.
+$(GPU_DIR)/soak_vulkan: $(OBJ)/tests/unit/fork_check.o
 $(GPU_TESTS) $(GPU_BENCH): $(GPU_DIR)/%: $(OBJ)/tests/gpu/%.o $(GPU_COMMON_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/gpu/$*.o $(GPU_COMMON_OBJS) -L$(LIB_DIR) \
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/gpu/$*.o $(filter-out $(OBJ)/tests/gpu/$*.o \
+		$(GPU_COMMON_OBJS),$(filter %.o,$^)) $(GPU_COMMON_OBJS) -L$(LIB_DIR) \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -ldl
 
 .PHONY: gpu-build

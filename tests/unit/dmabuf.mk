@@ -9,6 +9,8 @@ DMABUF_TEST_OBJS := $(OBJ)/src/cuda.o $(OBJ)/src/log.o $(OBJ)/src/why.o
 $(OBJ)/tests/unit/test_dmabuf.o $(OBJ)/tests/unit/test_dmabuf_open.o: \
 	ALL_CFLAGS += -Itests/sim/cuda -DSIM_CUDA_DIR='"$(abspath $(SIM_CUDA_DIR))"'
 
+# The fork case's checks, shared with the vulkan backend's tests.
+$(DMABUF_TEST_DIR)/test_dmabuf: $(OBJ)/tests/unit/fork_check.o
 $(DMABUF_TESTS): $(DMABUF_TEST_DIR)/%: $(OBJ)/tests/unit/%.o $(DMABUF_TEST_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")

@@ -9,7 +9,6 @@
 #ifndef GDR_TEST_DMABUF_H
 #define GDR_TEST_DMABUF_H
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "proc_usage.h"
 
 /*
  * Skip when the simulator is not built; otherwise make sure it is first on LD_LIBRARY_PATH,
@@ -78,17 +78,10 @@ static inline void report(const char *verdict, const char *name, const char *fmt
 /* Descriptors open in this process, not counting the one used to count them. */
 static inline int fd_count(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
+	struct proc_usage u;
 
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1;
+	proc_usage(&u);
+	return u.fds;
 }
 
 /* env: NULL-terminated name/value pairs; a NULL value unsets the name. */

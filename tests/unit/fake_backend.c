@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ static int nallocs;
 
 int fake_backend_fail_unmap;
 int fake_backend_fail_unpin;
+int fake_backend_fail_outputs;
 int fake_backend_pins;
 
 void *fake_gpu_alloc(size_t size)
@@ -199,6 +201,11 @@ static int fake_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags, 
 	struct fake_pin *pin = mh->backend_priv;
 	void *p;
 
+	if (fake_backend_fail_outputs) {
+		*va = (void *)0xbad;
+		*type = GDR_MAPPING_TYPE_DEVICE;
+		return fake_backend_fail_outputs;
+	}
 	/* gdrdrv refuses to map a pin that does not start on a GPU page. */
 	if (mh->addr != mh->va)
 		return EINVAL;
@@ -230,18 +237,36 @@ static int fake_unmap(struct gdr *g, struct gdr_memh *mh)
 	return munmap(mh->map_va, size) ? errno : 0;
 }
 
+static int fake_get_info(struct gdr *g, struct gdr_memh *mh, gdr_info_v2_t *info)
+{
+	if (fake_backend_fail_outputs) {
+		memset(info, 0xa5, sizeof(*info));
+		return fake_backend_fail_outputs;
+	}
+	return gdr_backend_info_from_memh(g, mh, info);
+}
+
 static int fake_get_callback_flag(struct gdr *g, struct gdr_memh *mh, int *flag)
 {
 	(void)g, (void)mh;
 	*flag = 0;
-	return 0;
+	return fake_backend_fail_outputs;
 }
 
 static int fake_get_attribute(struct gdr *g, int attr, int *value)
 {
 	(void)g;
 	*value = attr == GDR_ATTR_USE_PERSISTENT_MAPPING;
-	return 0;
+	return fake_backend_fail_outputs;
+}
+
+static int fake_driver_get_version(struct gdr *g, int *major, int *minor)
+{
+	if (fake_backend_fail_outputs) {
+		*major = *minor = 0;
+		return fake_backend_fail_outputs;
+	}
+	return gdr_backend_no_module_version(g, major, minor);
 }
 
 const struct gdr_backend_ops gdr_backend_test = {
@@ -249,12 +274,13 @@ const struct gdr_backend_ops gdr_backend_test = {
 	.id = 100,
 	.probe = fake_probe,
 	.open = fake_open,
+	.forget_pin = gdr_backend_forget_pin_priv,
 	.pin = fake_pin,
 	.unpin = fake_unpin,
 	.map = fake_map,
 	.unmap = fake_unmap,
-	.get_info = gdr_backend_info_from_memh,
+	.get_info = fake_get_info,
 	.get_callback_flag = fake_get_callback_flag,
 	.get_attribute = fake_get_attribute,
-	.driver_get_version = gdr_backend_no_module_version,
+	.driver_get_version = fake_driver_get_version,
 };

@@ -19,6 +19,11 @@ int fake_gpu_find(uintptr_t addr, size_t size, int *fd, uint64_t *offset);
 /* Make the fake backend's next unmap or unpin fail with this errno (0: no failure). */
 extern int fake_backend_fail_unmap;
 extern int fake_backend_fail_unpin;
+/*
+ * Make these ops fail with this errno after writing garbage into their outputs, to check that
+ * the core hands its callers nothing of a failed call.
+ */
+extern int fake_backend_fail_outputs;
 /* Free the pins whose unpin was made to fail (the core keeps or drops their handles). */
 void fake_backend_release_stuck(void);
 /* Pins the fake backend holds, across all gdr_t's. */

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proc_usage.h"
 #include "simtest.h"
 
 static char why[1024];
@@ -98,17 +98,10 @@ void simtest_use_lavapipe(void)
 
 int simtest_fd_count(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
+	struct proc_usage u;
 
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1;	/* the directory's own fd */
+	proc_usage(&u);
+	return u.fds;
 }
 
 static int saved_stderr = -1;

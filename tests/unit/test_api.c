@@ -70,7 +70,7 @@ static void test_attributes(gdr_t g)
 	CHECK(v == 0);
 	v = 42;
 	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)0, &v), EINVAL);
-	CHECK(v == 0);
+	CHECK(v == 42);
 	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_MAX, &v), EINVAL);
 	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)-1, &v), EINVAL);
 	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_BACKEND, &v), 0);
@@ -306,6 +306,63 @@ static void test_backend_failures(gdr_t g, uint8_t *gpu)
 	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
 }
 
+/*
+ * Every function leaves its outputs as they were when it fails: for bad arguments, bad handles,
+ * and a backend that scribbles on what it was given before failing.
+ */
+static void test_outputs_untouched(gdr_t g, uint8_t *gpu)
+{
+	const gdr_info_v2_t info_was = { .va = 0x1234, .mapped_size = 99, .page_size = 7 };
+	gdr_mh_t mh, bad = { 12345 }, out = { 0x5a5a };
+	gdr_info_v2_t info = info_was;
+	const char *str = "unchanged";
+	uint8_t host[64], *map;
+	int v = 42, major = 42, minor = 42, flag = 42;
+	void *va = (void *)0x1;
+
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &mh), 0);
+	CHECK_RET(gdr_map(g, mh, &va, 65536), 0);
+	map = va;
+
+	/* Bad handles and arguments. */
+	va = (void *)0x1;
+	CHECK_RET(gdr_map(g, bad, &va, 65536), EINVAL);
+	CHECK_RET(gdr_get_info_v2(g, bad, &info), EINVAL);
+	CHECK_RET(gdr_get_callback_flag(g, bad, &flag), EINVAL);
+	CHECK_RET(gdr_pin_buffer_v2(g, (unsigned long)gpu, 65536, 8, &out), EINVAL);
+	CHECK_RET(gdr_pin_buffer(g, 0, 65536, 0, 0, &out), EINVAL);
+	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_MAX, &v), EINVAL);
+	CHECK_RET(gdr_driver_get_version(NULL, &major, &minor), EINVAL);
+	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_MAX, &str), EINVAL);
+	memset(host, 0x5a, sizeof(host));
+	memset(map, 0x11, sizeof(host));
+	CHECK_RET(gdr_copy_from_mapping(bad, host, map, sizeof(host)), EINVAL);
+	CHECK_RET(gdr_copy_from_mapping(mh, host, map + 65536 - 8, sizeof(host)), EINVAL);
+	for (size_t i = 0; i < sizeof(host); i++)
+		CHECK(host[i] == 0x5a && map[i] == 0x11);
+	CHECK_RET(gdr_copy_to_mapping(bad, map, host, sizeof(host)), EINVAL);
+	CHECK_RET(gdr_copy_to_mapping(mh, map - 8, host, sizeof(host)), EINVAL);
+	for (size_t i = 0; i < sizeof(host); i++)
+		CHECK(map[i] == 0x11);
+
+	/* The backend fails after writing into the outputs it was handed. */
+	fake_backend_fail_outputs = EIO;
+	CHECK_RET(gdr_get_info_v2(g, mh, &info), EIO);
+	CHECK_RET(gdr_get_callback_flag(g, mh, &flag), EIO);
+	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), EIO);
+	CHECK_RET(gdr_driver_get_version(g, &major, &minor), EIO);
+	CHECK_RET(gdr_unmap(g, mh, map, 65536), 0);
+	CHECK_RET(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_WC_MAPPING), EIO);
+	fake_backend_fail_outputs = 0;
+
+	CHECK(!memcmp(&info, &info_was, sizeof(info)));
+	CHECK(va == (void *)0x1 && out.h == 0x5a5a && !strcmp(str, "unchanged"));
+	CHECK(v == 42 && major == 42 && minor == 42 && flag == 42);
+	CHECK_RET(gdr_get_info_v2(g, mh, &info), 0);
+	CHECK(!info.mapped);
+	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+}
+
 static void test_close(void *gpu)
 {
 	gdr_t g = gdr_open();
@@ -369,6 +426,7 @@ int main(void)
 	test_unaligned_pin(g, gpu);
 	test_v1_get_info(g, gpu);
 	test_backend_failures(g, gpu);
+	test_outputs_untouched(g, gpu);
 	CHECK_RET(gdr_close(g), 0);
 	test_close(gpu);
 	test_selection();

@@ -16,6 +16,7 @@
 
 #include "cuda_driver.h"
 #include "dmabuf_test.h"
+#include "fork_check.h"
 #include "gdrapi.h"
 #include "simcuda.h"
 #include "simcuda_dmabuf.h"
@@ -571,6 +572,61 @@ static void case_mmap_refused(void)
 	t.cu->cuMemFree(buf);
 }
 
+/* In the fork child: a gdr_t of its own pins, maps and copies. */
+static int child_own_gdr(char *why, size_t len)
+{
+	CUdeviceptr buf = dev_alloc(GPU_PAGE);
+	gdr_info_t info;
+	uint8_t *map;
+	gdr_mh_t mh;
+	gdr_t own = gdr_open();
+	int ret = 0;
+
+	if (!buf || !own) {
+		snprintf(why, len, "the child's %s failed", buf ? "gdr_open" : "cuMemAlloc");
+		return 1;
+	}
+	t.g = own;
+	if (pin_map(buf, GPU_PAGE, 0, &mh, &info, &map) ||
+	    gdr_copy_to_mapping(mh, map, "child", 5) || memcmp((void *)buf, "child", 5) ||
+	    gdr_unmap(own, mh, map, info.mapped_size) || gdr_unpin_buffer(own, mh) ||
+	    gdr_close(own)) {
+		snprintf(why, len, "the child's own gdr_t does not work");
+		ret = 1;
+	}
+	t.cu->cuMemFree(buf);
+	return ret;
+}
+
+/* A fork child can use nothing of the parent's gdr_t, touches nothing of it, and opens its own. */
+static void case_fork(void)
+{
+	CUdeviceptr buf = dev_alloc(GPU_PAGE);
+	uint8_t fill[4096], *map;
+	struct fork_check fc;
+	gdr_info_t info;
+	char why[512];
+	gdr_mh_t mh;
+
+	CHECK(buf);
+	CHECK_RET(pin_map(buf, GPU_PAGE, 0, &mh, &info, &map), 0);
+	if (check_failures)
+		return;
+	memset(fill, 0x11, sizeof(fill));
+	CHECK_RET(gdr_copy_to_mapping(mh, map, fill, sizeof(fill)), 0);
+	fc = (struct fork_check){ .g = t.g, .mh = mh, .map = map, .map_size = info.mapped_size,
+				  .pin_addr = buf, .child_own = child_own_gdr };
+	if (fork_check_run(&fc, why, sizeof(why))) {
+		fprintf(stderr, "fork child: %s\n", why);
+		check_failures++;
+	}
+	CHECK(!memcmp((void *)buf, fill, sizeof(fill)));
+	CHECK_RET(gdr_copy_to_mapping(mh, map, "parent", 6), 0);
+	CHECK(!memcmp((void *)buf, "parent", 6));
+	unmap_unpin(mh, map, &info);
+	t.cu->cuMemFree(buf);
+}
+
 struct test_case {
 	const char *name;
 	void (*fn)(void);
@@ -589,6 +645,7 @@ static const struct test_case common_cases[] = {
 	{ "two_pins_one_buffer", case_two_pins_one_buffer },
 	{ "no_context", case_no_context },
 	{ "close_releases", case_close_releases },
+	{ "fork", case_fork },
 	{ NULL, NULL },
 };
 

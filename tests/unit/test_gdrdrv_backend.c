@@ -42,6 +42,7 @@ static struct {
 	int ncmds;
 	off_t last_offset;
 	int fail_unpin, fail_info, unmap_at_info, wrong_type;
+	uint32_t report_type;		/* GET_INFO_V2's mapping_type for mapped pins, if not 0 */
 } fake;
 
 static int failed;
@@ -175,7 +176,8 @@ static int fake_command(unsigned long cmd, void *arg)
 		a->tsc_khz = 1000;
 		a->tm_cycles = 77;
 		if (cmd == GDRDRV_IOC_GET_INFO_V2) {
-			a->mapping_type = p->map_type;
+			a->mapping_type = fake.report_type && p->map ? fake.report_type :
+					  p->map_type;
 		} else {
 			struct gdrdrv_get_info_params *v1 = arg;
 
@@ -488,6 +490,53 @@ static int case_error_paths(void)
 	return ok;
 }
 
+/*
+ * A driver that reports mapping types this library does not know (a newer gdrdrv, or any node
+ * given through GDRCOPY_GDRDRV_PATH): gdr_map refuses and undoes the mapping, gdr_get_info
+ * refuses, and the pin stays usable.
+ */
+static int case_unknown_mapping_types(void)
+{
+	static const uint32_t types[] = { 4, 8, 0x40000000 };
+	int ok = 1;
+	gdr_info_t info;
+	uint64_t word = 0x1122334455667788ULL, back = 0;
+	void *va = (void *)0x1;
+	gdr_mh_t mh;
+	gdr_t g;
+
+	fake_reset(0x20006);
+	g = gdr_open();
+	CHECK(g, "gdr_open");
+	if (!g)
+		return 0;
+	CHECK(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin");
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		fake.report_type = types[i];
+		CHECK(gdr_map(g, mh, &va, 65536) == EPROTO, "map reporting type %#x", types[i]);
+		CHECK(va == (void *)0x1 && !fake_maps(), "type %#x: the mapping was not undone",
+		      types[i]);
+		CHECK(!gdr_get_info(g, mh, &info) && !info.mapped &&
+		      info.mapping_type == GDR_MAPPING_TYPE_NONE, "info after type %#x", types[i]);
+	}
+	/* Mapped as WC, then the driver changes its story: get_info refuses, the rest works. */
+	fake.report_type = 0;
+	CHECK(!gdr_map(g, mh, &va, 65536), "map after the refusals");
+	CHECK(!gdr_copy_to_mapping(mh, va, &word, sizeof(word)) &&
+	      !gdr_copy_from_mapping(mh, &back, va, sizeof(back)) && back == word, "copies");
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		fake.report_type = types[i];
+		memset(&info, 0x5a, sizeof(info));
+		CHECK(gdr_get_info(g, mh, &info) == EPROTO && info.va == 0x5a5a5a5a5a5a5a5aULL,
+		      "get_info reporting type %#x", types[i]);
+	}
+	fake.report_type = 0;
+	CHECK(!gdr_unmap(g, mh, va, 65536) && !fake_maps(), "unmap");
+	CHECK(!gdr_unpin_buffer(g, mh), "unpin");
+	CHECK(!gdr_close(g), "close");
+	return ok;
+}
+
 int main(void)
 {
 	const char *results_path = getenv("GDR_TEST_RESULTS");
@@ -502,6 +551,7 @@ int main(void)
 	verdict("driver_2_4", case_driver_2_4());
 	verdict("driver_2_3", case_driver_2_3());
 	verdict("error_paths", case_error_paths());
+	verdict("unknown_mapping_types", case_unknown_mapping_types());
 	if (results)
 		fclose(results);
 	return failed;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The handle table: values are unique and non-zero, retired values stay dead after their slot is
- * reused, random values never resolve, and many live handles coexist.
+ * reused (also when its generations run out), random values never resolve, and many live handles
+ * coexist.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -10,8 +11,41 @@
 #include "check.h"
 #include "fake_gpu.h"
 #include "gdrapi.h"
+#include "handle.h"
 
 #define LIVE 3000
+#define INDEX_MASK 0xfffffUL
+
+/*
+ * One slot pinned and unpinned past the end of its generations (the knob starts them near it): no
+ * value is ever issued twice, the slot is retired rather than wrapped, and every stale value
+ * stays dead, the slot's very first one included.
+ */
+static void test_generations_run_out(gdr_t g, uint8_t *gpu)
+{
+	enum { ROUNDS = 8 };
+	gdr_mh_t first, seen[ROUNDS];
+	gdr_info_t info;
+
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &first), 0);
+	CHECK_RET(gdr_unpin_buffer(g, first), 0);
+	/* 44 bits of generation; the slot has 3 left. */
+	gdr_handle_test_generation_floor = (1ULL << 44) - 4;
+	for (int i = 0; i < ROUNDS; i++) {
+		CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &seen[i]), 0);
+		CHECK_RET(gdr_unpin_buffer(g, seen[i]), 0);
+		CHECK(seen[i].h != first.h);
+		for (int j = 0; j < i; j++)
+			CHECK(seen[i].h != seen[j].h);
+	}
+	/* The slot gave its last value and went out of use: later pins got other slots. */
+	CHECK((seen[0].h & INDEX_MASK) == (first.h & INDEX_MASK));
+	CHECK((seen[ROUNDS - 1].h & INDEX_MASK) != (first.h & INDEX_MASK));
+	CHECK_RET(gdr_get_info(g, first, &info), EINVAL);
+	for (int i = 0; i < ROUNDS; i++)
+		CHECK_RET(gdr_get_info(g, seen[i], &info), EINVAL);
+	gdr_handle_test_generation_floor = 0;
+}
 
 int main(void)
 {
@@ -38,6 +72,8 @@ int main(void)
 	CHECK_RET(gdr_get_info(g, first, &info), EINVAL);
 	CHECK_RET(gdr_get_info(g, reused, &info), 0);
 	CHECK_RET(gdr_unpin_buffer(g, reused), 0);
+
+	test_generations_run_out(g, gpu);
 
 	/* Many live handles: all distinct, all resolvable. */
 	for (int i = 0; i < LIVE; i++)

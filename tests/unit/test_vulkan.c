@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fork_check.h"
 #include "gdrapi.h"
+#include "proc_usage.h"
 #include "simcuda.h"
 #include "simtest.h"
 
@@ -91,9 +93,9 @@ static int case_open(void)
 	CHECK_EQ(major, 2);
 	CHECK_EQ(minor, 6);
 	/*
-	 * The first pin creates device 0's VkDevice, which lives as long as g, with whatever fds
-	 * and threads lavapipe gives it: make it here, so that the leak checks of the cases below
-	 * compare steady states.
+	 * The first pin creates device 0's VkDevice, which lives as long as the process, with
+	 * whatever fds and threads lavapipe gives it: make it here, so that the leak checks of the
+	 * cases below compare steady states.
 	 */
 	{
 		struct simtest_vmm m;
@@ -639,6 +641,106 @@ static int case_threads(void)
 	return 0;
 }
 
+/* In the fork child: a gdr_t of its own pins, maps and copies. */
+static int child_own_gdr(char *why, size_t len)
+{
+	struct simtest_vmm m;
+	gdr_mh_t mh;
+	void *base;
+	uint8_t *map;
+	gdr_t own;
+	int ret = 0;
+
+	if (simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
+		snprintf(why, len, "the child's cuMemCreate failed");
+		return 1;
+	}
+	own = gdr_open();
+	if (!own) {
+		snprintf(why, len, "gdr_open in the child failed");
+		return 1;
+	}
+	g = own;
+	if (pin_map(m.ptr + 65536, 100, &mh, &base, &map) ||
+	    gdr_copy_to_mapping(mh, map, "child", 5) ||
+	    memcmp((const void *)(uintptr_t)(m.ptr + 65536), "child", 5) ||
+	    unmap_unpin(mh, base) || gdr_close(own)) {
+		snprintf(why, len, "the child's own gdr_t does not work");
+		ret = 1;
+	}
+	simtest_vmm_free(&m);
+	return ret;
+}
+
+/* A fork child can use nothing of the parent's gdr_t, touches nothing of it, and opens its own. */
+static int case_fork(void)
+{
+	struct simtest_vmm m;
+	struct fork_check fc;
+	uint8_t *dev, *map, fill[4096];
+	char why[512];
+	gdr_mh_t mh;
+	void *base;
+
+	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	dev = (uint8_t *)(uintptr_t)m.ptr;
+	CHECK(pin_map(m.ptr, 65536, &mh, &base, &map) == 0);
+	memset(fill, 0x11, sizeof(fill));
+	CHECK_EQ(gdr_copy_to_mapping(mh, map, fill, sizeof(fill)), 0);
+	fc = (struct fork_check){ .g = g, .mh = mh, .map = base, .map_size = 65536,
+				  .pin_addr = m.ptr, .child_own = child_own_gdr };
+	if (fork_check_run(&fc, why, sizeof(why)))
+		return simtest_why("fork child: %s", why);
+	/* The parent's pin, mapping and data are as they were. */
+	CHECK(!memcmp(dev, fill, sizeof(fill)));
+	CHECK_EQ(gdr_copy_to_mapping(mh, map, "parent", 6), 0);
+	CHECK(!memcmp(dev, "parent", 6));
+	CHECK(unmap_unpin(mh, base) == 0);
+	simtest_vmm_free(&m);
+	return 0;
+}
+
+/*
+ * gdr_open/gdr_close cycles, each with a pin and mapping left for gdr_close: the process's Vulkan
+ * state serves them all, and descriptors, threads and resident memory stay as they were.
+ */
+static int case_open_close_cycles(void)
+{
+	enum { WARMUP = 50, CYCLES = 2000, RSS_SLACK_KIB = 1024 };
+	struct proc_usage before = { 0 }, after;
+	struct simtest_vmm m;
+	gdr_t saved = g;
+	int ret = 0;
+
+	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	for (int i = 0; i < WARMUP + CYCLES && !ret; i++) {
+		gdr_mh_t mh;
+		void *va;
+
+		if (i == WARMUP)
+			proc_usage(&before);
+		g = gdr_open();
+		if (!g || gdr_pin_buffer_v2(g, m.ptr, 65536, 0, &mh) || gdr_map(g, mh, &va, 65536))
+			ret = simtest_why("cycle %d: open, pin or map failed", i);
+		if (g && gdr_close(g))
+			ret = simtest_why("cycle %d: gdr_close failed", i);
+	}
+	proc_usage(&after);
+	g = saved;
+	simtest_vmm_free(&m);
+	if (ret)
+		return ret;
+	printf("%d cycles: fds %d -> %d, threads %d -> %d, RSS %ld -> %ld KiB\n", CYCLES,
+	       before.fds, after.fds, before.threads, after.threads, before.rss_kib,
+	       after.rss_kib);
+	CHECK_EQ(after.fds, before.fds);
+	if (proc_threads_meaningful())
+		CHECK_EQ(after.threads, before.threads);
+	if (proc_rss_meaningful())
+		CHECK(after.rss_kib - before.rss_kib <= RSS_SLACK_KIB);
+	return 0;
+}
+
 /* gdr_close with buffers still pinned and mapped releases everything. */
 static int case_close_live(void)
 {
@@ -655,7 +757,7 @@ static int case_close_live(void)
 	CHECK_EQ(gdr_map(g, mh[2], &va[2], 65536), 0);
 	CHECK_EQ(gdr_close(g), 0);
 	g = NULL;
-	/* The VkInstance and VkDevice of that gdr_t are gone too: fds and CUDA refs are back. */
+	/* Every pin's import and CUDA reference is gone; the process's VkDevice stays. */
 	CHECK(check_no_leak(&lm) == 0);
 	g = gdr_open();
 	CHECK(g != NULL);
@@ -687,6 +789,8 @@ static const struct simtest_case cases[] = {
 	{ "cycles_no_leak", case_cycles_no_leak },
 	{ "context_restored", case_context_restored },
 	{ "threads", case_threads },
+	{ "fork", case_fork },
+	{ "open_close_cycles", case_open_close_cycles },
 	{ "close_live", case_close_live },
 	{ "close", case_close },
 	{ NULL, NULL },

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,32 +58,6 @@ static int child_open_vulkan(void)
 	return gdr_close(g) ? 1 : 0;
 }
 
-/* libcuda stays loaded while any gdr_t is open, and is unloaded with the last. */
-static int child_refcount(void)
-{
-	gdr_t a = gdr_open(), b = gdr_open();
-	void *h;
-
-	if (!a || !b) {
-		printf("gdr_open failed\n");
-		return 1;
-	}
-	gdr_close(a);
-	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (!h) {
-		printf("libcuda unloaded while a gdr_t was open\n");
-		return 1;
-	}
-	dlclose(h);
-	gdr_close(b);
-	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (h) {
-		printf("libcuda still loaded after the last gdr_close\n");
-		return 1;
-	}
-	return 0;
-}
-
 #define SIM_FN(name) ((PFN_##name)dlsym(sim, #name))
 typedef CUresult (*PFN_cuInit)(unsigned);
 typedef CUresult (*PFN_cuMemCreate)(CUmemGenericAllocationHandle *, size_t,
@@ -93,11 +68,8 @@ typedef CUresult (*PFN_cuMemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAlloca
 				 unsigned long long);
 typedef CUresult (*PFN_cuMemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
 
-/*
- * Vulkan refuses the allocation's fd (the simulator's plain memfd): ENOTSUP, the fd closed
- * exactly once (Mesa closes it itself on failure), nothing else left open.
- */
-static int child_import_refused(void)
+/* A 2 MiB POSIX-fd VMM allocation from the simulator (dlopen'd, as the library does); 0 on success. */
+static int sim_vmm_alloc(CUdeviceptr *ptr)
 {
 	void *sim = dlopen("libcuda.so.1", RTLD_NOW);
 	CUmemAllocationProp prop = {
@@ -108,19 +80,164 @@ static int child_import_refused(void)
 	CUmemAccessDesc access = { .location = prop.location,
 				   .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
 	CUmemGenericAllocationHandle h;
+
+	if (!sim || SIM_FN(cuInit)(0) ||
+	    SIM_FN(cuMemCreate)(&h, 2 << 20, &prop, 0) ||
+	    SIM_FN(cuMemAddressReserve)(ptr, 2 << 20, 0, 0, 0) ||
+	    SIM_FN(cuMemMap)(*ptr, 2 << 20, 0, h, 0) ||
+	    SIM_FN(cuMemSetAccess)(*ptr, 2 << 20, &access, 1)) {
+		printf("simulated CUDA set-up failed\n");
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The process's Vulkan state outlives every gdr_t: after the last gdr_close libcuda is still
+ * loaded, and later gdr_opens and pins find the instance and the VkDevice already made (the
+ * parent counts the debug lines that say each was created).
+ */
+static int child_process_state(void)
+{
+	gdr_t a = gdr_open(), b = gdr_open();
+	CUdeviceptr ptr;
+	gdr_mh_t mh;
+	void *h;
+
+	if (!a || !b || sim_vmm_alloc(&ptr)) {
+		printf("gdr_open failed\n");
+		return 1;
+	}
+	if (gdr_pin_buffer_v2(a, ptr, 65536, 0, &mh) || gdr_close(a) || gdr_close(b)) {
+		printf("pin or close failed\n");
+		return 1;
+	}
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h) {
+		printf("libcuda was unloaded with the last gdr_t\n");
+		return 1;
+	}
+	dlclose(h);
+	for (int i = 0; i < 3; i++) {
+		a = gdr_open();
+		if (!a || gdr_pin_buffer_v2(a, ptr + 65536, 65536, 0, &mh) || gdr_close(a)) {
+			printf("a later gdr_open, pin or close failed\n");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* gdr_open builds the instance but no VkDevice: that waits for a pin. */
+static int child_open_no_pin(void)
+{
+	gdr_t g = gdr_open();
+
+	if (!g) {
+		printf("gdr_open failed\n");
+		return 1;
+	}
+	return gdr_close(g) ? 1 : 0;
+}
+
+#define RACERS 8
+
+struct racer {
+	pthread_barrier_t *start;
+	CUdeviceptr ptr;
+	int ret;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+	gdr_mh_t mh;
+	gdr_t g;
+
+	pthread_barrier_wait(r->start);
+	g = gdr_open();
+	r->ret = !g || gdr_pin_buffer_v2(g, r->ptr, 65536, 0, &mh) || gdr_close(g);
+	return NULL;
+}
+
+/* Threads that open and pin at the same moment build the instance and the VkDevice once. */
+static int child_threads_open(void)
+{
+	struct racer r[RACERS];
+	pthread_barrier_t start;
+	pthread_t t[RACERS];
+	CUdeviceptr ptr;
+
+	if (sim_vmm_alloc(&ptr) || pthread_barrier_init(&start, NULL, RACERS))
+		return 1;
+	for (int i = 0; i < RACERS; i++) {
+		r[i] = (struct racer){ .start = &start, .ptr = ptr + (CUdeviceptr)i * 65536 };
+		if (pthread_create(&t[i], NULL, racer_main, &r[i]))
+			return 1;
+	}
+	for (int i = 0; i < RACERS; i++) {
+		pthread_join(t[i], NULL);
+		if (r[i].ret) {
+			printf("thread %d: gdr_open, pin or close failed\n", i);
+			return 1;
+		}
+	}
+	pthread_barrier_destroy(&start);
+	return 0;
+}
+
+/*
+ * A fork child never uses its parent's Vulkan objects: after the parent built the instance and a
+ * VkDevice, the child's own gdr_open and pin build theirs (so the parent counts two of each), and
+ * the child's gdr_close of the parent's gdr_t returns.
+ */
+static int child_fork_own_state(void)
+{
+	CUdeviceptr ptr;
+	gdr_mh_t mh;
+	int status;
+	pid_t pid;
+	gdr_t g;
+
+	if (sim_vmm_alloc(&ptr))
+		return 1;
+	g = gdr_open();
+	if (!g || gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh)) {
+		printf("gdr_open or pin failed\n");
+		return 1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		gdr_t own = gdr_open();
+		int bad = gdr_close(g) || !own || gdr_pin_buffer_v2(own, ptr + 65536, 65536, 0, &mh);
+
+		fflush(stderr);
+		/* _exit: Mesa's atexit handler would join the parent's lavapipe threads. */
+		_exit(bad);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		printf("the fork child failed\n");
+		return 1;
+	}
+	return gdr_close(g) ? 1 : 0;
+}
+
+/*
+ * Vulkan refuses the allocation's fd (the simulator's plain memfd): ENOTSUP, the fd closed
+ * exactly once (Mesa closes it itself on failure), nothing else left open.
+ */
+static int child_import_refused(void)
+{
 	CUdeviceptr ptr;
 	gdr_mh_t mh;
 	gdr_t g;
 	int fds, ret, canary;
 
-	if (!sim || SIM_FN(cuInit)(0) ||
-	    SIM_FN(cuMemCreate)(&h, 2 << 20, &prop, 0) ||
-	    SIM_FN(cuMemAddressReserve)(&ptr, 2 << 20, 0, 0, 0) ||
-	    SIM_FN(cuMemMap)(ptr, 2 << 20, 0, h, 0) ||
-	    SIM_FN(cuMemSetAccess)(ptr, 2 << 20, &access, 1)) {
-		printf("simulated CUDA set-up failed\n");
+	if (sim_vmm_alloc(&ptr))
 		return 1;
-	}
 	g = gdr_open();
 	if (!g) {
 		printf("gdr_open failed\n");
@@ -154,7 +271,10 @@ static const struct {
 } children[] = {
 	{ "open_fails", child_open_fails },
 	{ "open_vulkan", child_open_vulkan },
-	{ "refcount", child_refcount },
+	{ "process_state", child_process_state },
+	{ "open_no_pin", child_open_no_pin },
+	{ "threads_open", child_threads_open },
+	{ "fork_own_state", child_fork_own_state },
 	{ "import_refused", child_import_refused },
 };
 
@@ -304,9 +424,50 @@ static int case_no_vulkan_driver(void)
 	return expect("open_fails", true, env, "backend vulkan: unavailable: ");
 }
 
-static int case_refcount(void)
+/* Lines of child_out that contain what. */
+static int count_lines(const char *what)
 {
-	return expect("refcount", true, NULL, NULL);
+	int n = 0;
+
+	for (const char *p = strstr(child_out, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+static const char *const debug_log[] = { "GDRCOPY_LOG_LEVEL=1", NULL };
+static const char instance_line[] = "vulkan: VkInstance created";
+static const char device_line[] = "vulkan: VkDevice created for CUDA device 0";
+
+/* Counts of the creation lines in child's log, as wanted; 0, or 1 with the reason. */
+static int expect_creations(const char *child, int instances, int devices)
+{
+	if (expect(child, true, debug_log, NULL))
+		return 1;
+	if (count_lines(instance_line) != instances || count_lines(device_line) != devices)
+		return simtest_why("child %s: %d VkInstance and %d VkDevice creations, expected %d "
+				   "and %d: %s", child, count_lines(instance_line),
+				   count_lines(device_line), instances, devices, child_out);
+	return 0;
+}
+
+static int case_process_state(void)
+{
+	return expect_creations("process_state", 1, 1);
+}
+
+static int case_open_no_pin(void)
+{
+	return expect_creations("open_no_pin", 1, 0);
+}
+
+static int case_threads_open(void)
+{
+	return expect_creations("threads_open", 1, 1);
+}
+
+static int case_fork_own_state(void)
+{
+	return expect_creations("fork_own_state", 2, 2);
 }
 
 static int case_import_refused(void)
@@ -327,7 +488,10 @@ static const struct simtest_case cases[] = {
 	{ "no_device", case_no_device },
 	{ "uuid_mismatch", case_uuid_mismatch },
 	{ "no_vulkan_driver", case_no_vulkan_driver },
-	{ "refcount", case_refcount },
+	{ "process_state", case_process_state },
+	{ "open_no_pin", case_open_no_pin },
+	{ "threads_open", case_threads_open },
+	{ "fork_own_state", case_fork_own_state },
 	{ "import_refused", case_import_refused },
 	{ NULL, NULL },
 };

@@ -3,13 +3,20 @@
 
 UNIT_DIR := $(BUILD)/tests/unit
 UNIT_TEST_LIB := $(UNIT_DIR)/libgdrapi-test.a
-UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/backend.o,$(LIB_OBJS)) \
-	$(OBJ)/test/src/backend.o $(OBJ)/tests/unit/fake_backend.o
+UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/backend.o $(OBJ)/src/handle.o,$(LIB_OBJS)) \
+	$(OBJ)/test/src/backend.o $(OBJ)/test/src/handle.o $(OBJ)/tests/unit/fake_backend.o
 
 $(OBJ)/test/src/backend.o: src/backend.c $(BUILD_CONFIG)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (test registry)")
 	$(Q)$(CC) $(ALL_CFLAGS) -DGDR_WITH_TEST_BACKEND -c -o $@ $<
+
+# The handle table with its test knob (gdr_handle_test_generation_floor).
+$(OBJ)/test/src/handle.o: src/handle.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (test hooks)")
+	$(Q)$(CC) $(ALL_CFLAGS) -DGDR_WITH_TEST_HOOKS -c -o $@ $<
+$(OBJ)/tests/unit/test_handles.o: ALL_CFLAGS += -DGDR_WITH_TEST_HOOKS
 
 $(UNIT_TEST_LIB): $(UNIT_TEST_LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -17,10 +24,13 @@ $(UNIT_TEST_LIB): $(UNIT_TEST_LIB_OBJS)
 
 # Programs on the internal test library.
 UNIT_INTERNAL := test_api test_threads test_handles
+# Stress and cycle checks on the same library (a few seconds each): not repeated under valgrind.
+UNIT_STRESS := test_hostile test_cycles
 # Programs on the shipped shared library, as clients use it.
 UNIT_SHARED := test_abi test_exports test_clients test_no_backend test_header_cxx
 
-$(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL)): $(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o $(UNIT_TEST_LIB)
+$(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS)): $(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o \
+		$(UNIT_TEST_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl
 
@@ -46,11 +56,11 @@ $(UNIT_DIR)/test_header_cxx: tests/unit/test_header_cxx.cc include/gdrapi.h $(LI
 		-L$(LIB_DIR) -lgdrapi -Wl,-rpath,$(abspath $(LIB_DIR))
 	$(Q)$(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude -fsyntax-only -x c include/gdrapi.h
 
-UNIT_PROGRAMS := $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_SHARED))
+UNIT_PROGRAMS := $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS) $(UNIT_SHARED))
 check-build: $(UNIT_PROGRAMS)
-check-build-sanitize: $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL))
+check-build-sanitize: $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS))
 CHECK_TESTS += $(UNIT_PROGRAMS)
-SANITIZE_TESTS += $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL))
+SANITIZE_TESTS += $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS))
 # The exported-symbol test reads the library with nm (binutils).
 CHECK_DEBS += binutils
 

@@ -16,10 +16,11 @@ $(OBJ)/tests/unit/test_vulkan.o $(OBJ)/tests/unit/test_vulkan_setup.o: \
 
 # Linked with the simulator; the library comes from $(LIB_DIR) through the rpath.
 $(VK_TESTS): $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(SIMTEST_OBJ) $(SIMTEST_CUDA_OBJ) \
-		$(SIM_CUDA_LIB) $(LIB_SHARED)
+		$(OBJ)/tests/unit/fork_check.o $(SIM_CUDA_LIB) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/unit/$*.o $(SIMTEST_OBJ) $(SIMTEST_CUDA_OBJ) \
+		$(OBJ)/tests/unit/fork_check.o \
 		-L$(SIM_CUDA_DIR) -L$(LIB_DIR) -Wl,-rpath,'$$ORIGIN/../../sim/cuda' \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -lcuda -ldl
 
@@ -36,3 +37,24 @@ check-build-sanitize: $(VK_TESTS) $(VK_SETUP_TEST)
 CHECK_TESTS += $(VK_TESTS) $(VK_SETUP_TEST)
 # lavapipe runs clean under ASan + UBSan (leak checking included), so these run there too.
 SANITIZE_TESTS += $(VK_TESTS) $(VK_SETUP_TEST)
+
+# src/backends/vulkan_api.h (the library's own Vulkan declarations) against Khronos' headers,
+# where they are installed: the library itself builds without them.
+VK_API_TEST := $(BUILD)/tests/unit/test_vulkan_api
+VK_KHRONOS_HEADERS := $(shell printf '\043include <vulkan/vulkan.h>\n' | \
+	$(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+$(OBJ)/tests/unit/test_vulkan_api.o $(OBJ)/tests/unit/vulkan_api_khronos.o: \
+	ALL_CFLAGS += -Isrc/backends
+ifeq ($(VK_KHRONOS_HEADERS),1)
+$(VK_API_TEST): $(OBJ)/tests/unit/test_vulkan_api.o $(OBJ)/tests/unit/vulkan_api_khronos.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+else
+$(VK_API_TEST):
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\necho "no Khronos Vulkan headers (vulkan/vulkan.h) to compare '\
+	'src/backends/vulkan_api.h with: install libvulkan-dev"\nexit 77\n' >$@ && chmod +x $@
+endif
+check-build: $(VK_API_TEST)
+CHECK_TESTS += $(VK_API_TEST)

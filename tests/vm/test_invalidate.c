@@ -519,6 +519,78 @@ static int case_fork_map_and_free(void)
 	return VM_PASS;
 }
 
+/*
+ * The child's side of fork_child_inherited_gdr_t: the library answers for the parent's gdr_t and
+ * handle itself, EINVAL as on the other backends, before gdrdrv's EACCES; nothing of the child's
+ * own memory at the parent's mapping address is touched; gdr_close returns; a gdr_open of the
+ * child's own works. Exit status: 0, or the number of the check that failed.
+ */
+static int inherited_child(gdr_t g, struct buf *b)
+{
+	uint32_t *own, host = MAGIC_CHILD, v;
+	struct buf mine;
+	gdr_info_t info;
+	void *p = NULL;
+	gdr_t cg;
+	int flag;
+
+	own = mmap(b->map, GPU_PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (own != b->map)
+		return 10;
+	own[0] = MAGIC_CHILD;
+	if (gdr_get_info(g, b->mh, &info) != EINVAL || gdr_map(g, b->mh, &p, GPU_PAGE) != EINVAL ||
+	    gdr_get_callback_flag(g, b->mh, &flag) != EINVAL ||
+	    gdr_pin_buffer(g, b->a.va, GPU_PAGE, 0, 0, &mine.mh) != EINVAL)
+		return 11;
+	if (gdr_copy_to_mapping(b->mh, own, &host, sizeof(host)) != EINVAL ||
+	    gdr_copy_from_mapping(b->mh, &host, own, sizeof(host)) != EINVAL ||
+	    gdr_unmap(g, b->mh, own, GPU_PAGE) != EINVAL || gdr_unpin_buffer(g, b->mh) != EINVAL)
+		return 12;
+	if (vm_try_read32(own, &v) || v != MAGIC_CHILD || host != MAGIC_CHILD)
+		return 13;
+	if (gdr_close(g))
+		return 14;
+	vm_sim_reopen();
+	cg = vm_gdr_open();
+	if (!cg || map_buf(cg, GPU_PAGE, &mine) || fill_words(mine.map, 8, MAGIC_CHILD) ||
+	    gdr_close(cg))
+		return 15;
+	return 0;
+}
+
+/* A fork child and the parent's gdr_t: see inherited_child. The parent's pin is unharmed. */
+static int case_fork_child_inherited_gdr_t(void)
+{
+	struct buf b;
+	uint32_t v;
+	pid_t pid;
+	gdr_t g = vm_gdr_open();
+	int ret;
+
+	CHECK(g, "gdr_open");
+	ret = map_buf(g, GPU_PAGE, &b);
+	if (!ret)
+		ret = fill_words(b.map, 8, MAGIC_PARENT);
+	if (ret)
+		return ret;
+	pid = vm_fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0)
+		_exit(inherited_child(g, &b));
+	ret = child_status(pid, "the parent's gdr_t misbehaved in the child (exit status: the "
+			   "check in inherited_child)");
+	if (ret)
+		return ret;
+	CHECK(vm_try_read32(&b.map[0], &v) == 0 && v == MAGIC_PARENT,
+	      "the parent's mapping changed");
+	CHECK_OK(gdr_copy_to_mapping(b.mh, b.map, &v, sizeof(v)));
+	CHECK_OK(gdr_unmap(g, b.mh, b.map, GPU_PAGE));
+	CHECK_OK(gdr_unpin_buffer(g, b.mh));
+	CHECK_OK(gdr_close(g));
+	return VM_PASS;
+}
+
 const struct vm_case vm_cases[] = {
 	{ "invalidation_access_after_gdr_close", "pn", case_access_after_gdr_close },
 	{ "invalidation_access_after_free", "pn", case_access_after_free },
@@ -529,6 +601,7 @@ const struct vm_case vm_cases[] = {
 	{ "invalidation_fork_child_gdr_map_parent", "pn", case_fork_child_gdr_map_parent },
 	{ "invalidation_fork_child_ioctl_eacces", "pn", case_fork_child_ioctl_eacces },
 	{ "invalidation_fork_map_and_free", "pn", case_fork_map_and_free },
+	{ "invalidation_fork_child_inherited_gdr_t", "pn", case_fork_child_inherited_gdr_t },
 	{ "invalidation_unix_sock_shared_fd_gdr_pin_buffer", "pn",
 	  case_unix_sock_shared_fd_gdr_pin_buffer },
 	{ "invalidation_unix_sock_shared_fd_gdr_map", "pn", case_unix_sock_shared_fd_gdr_map },

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+#include <pthread.h>
+
+#include "fork.h"
+
+_Atomic unsigned long gdr_fork_epoch_now;
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* The child runs alone here, before fork() returns in it. */
+static void fork_child(void)
+{
+	atomic_fetch_add_explicit(&gdr_fork_epoch_now, 1, memory_order_relaxed);
+}
+
+static void fork_register(void)
+{
+	pthread_atfork(NULL, NULL, fork_child);
+}
+
+void gdr_fork_init(void)
+{
+	pthread_once(&fork_once, fork_register);
+}

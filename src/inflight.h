@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copies in flight, so that an unmap never takes a mapping away from a copy that already found
+ * it (issue: a copy racing gdr_unmap of its handle wrote into whatever was mapped at that address
+ * next, silently).
+ *
+ * A copy looks up its handle's mapping with no lock (handle.h), then loads or stores through it.
+ * Each thread announces its copies in a record of its own: seq is odd while the thread is inside
+ * a copy; two plain stores per copy, no read-modify-write, no fence. gdr_unmap, after taking the
+ * mapping out of the handle table and before unmapping it, waits until every copy that was under
+ * way has left. A copy therefore either completes through the mapping before it goes, or finds
+ * the handle unmapped and returns EINVAL; it never reaches memory mapped there later.
+ *
+ * A reader's announcement must be visible before its table lookup. Instead of a fence in every
+ * copy, the waiter forces one on every running thread of the process with
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (userspace RCU's membarrier flavour); where the
+ * kernel lacks it, readers fence themselves (gdr_inflight_fence).
+ */
+#ifndef GDR_INFLIGHT_H
+#define GDR_INFLIGHT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+struct gdr_inflight {
+	_Atomic unsigned long seq;	/* odd while its thread is inside a copy; written by it only */
+	struct gdr_inflight *next;	/* in the registry; records are reused, never freed */
+	bool in_use;			/* a live thread owns it; under the registry's lock */
+};
+
+extern __thread struct gdr_inflight *gdr_inflight_self __attribute__((tls_model("initial-exec")));
+extern _Atomic int gdr_inflight_fence;
+
+/* Decide how readers are ordered (membarrier or fences); once per process. gdr_open calls it. */
+void gdr_inflight_init(void);
+
+/* This thread's record, made at its first copy; NULL when out of memory. */
+struct gdr_inflight *gdr_inflight_register(void);
+
+/*
+ * Announce a copy; *leave is handed back to gdr_inflight_leave. Nests (a copy in a signal handler
+ * that interrupted a copy: only the outer one counts). NULL only when the thread's first record
+ * cannot be allocated.
+ */
+static inline struct gdr_inflight *gdr_inflight_enter(unsigned long *leave)
+{
+	struct gdr_inflight *r = gdr_inflight_self;
+	unsigned long s;
+
+	if (__builtin_expect(!r, 0)) {
+		r = gdr_inflight_register();
+		if (!r)
+			return NULL;
+	}
+	s = atomic_load_explicit(&r->seq, memory_order_relaxed);
+	if (__builtin_expect(!(s & 1), 1)) {
+		atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
+		s += 2;
+	}
+	*leave = s;
+	if (__builtin_expect(atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed), 0))
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+	return r;
+}
+
+/* The copy is done: its loads and stores through the mapping come before this. */
+static inline void gdr_inflight_leave(struct gdr_inflight *r, unsigned long leave)
+{
+	atomic_store_explicit(&r->seq, leave, memory_order_release);
+}
+
+/*
+ * Wait until every other thread's copy that was under way when this was called has left. The
+ * caller has already unpublished the mapping (gdr_handle_publish_mapping), so later copies cannot
+ * find it. May sleep; takes only the registry's lock.
+ */
+void gdr_inflight_wait(void);
+
+#endif
