@@ -324,6 +324,20 @@ int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
 }
 EXPORT_SYMBOL_GPL(nvidia_p2p_free_page_table);
 
+/* Kept by NVIDIA for old consumers, and refused. */
+int nvidia_p2p_init_mapping(u64 p2p_token, struct nvidia_p2p_params *params,
+			    void (*destroy_callback)(void *data), void *data)
+{
+	return -ENOTSUPP;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_init_mapping);
+
+int nvidia_p2p_destroy_mapping(u64 p2p_token)
+{
+	return -ENOTSUPP;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_destroy_mapping);
+
 /*
  * Run the free callbacks of pins whose allocation is gone (sim_alloc_unlink_locked() made them
  * REVOKING and moved them to revoked), then release their tables. No sim lock is held while a
