@@ -84,6 +84,12 @@ struct nvp2p_sim_inject {
 	__u32 error;		/* in: a positive errno */
 };
 
+/*
+ * INJECT_PUT: the next count put_pages calls of either kind that would release a live pin fail
+ * with -error instead (EINVAL or EIO, what NVIDIA documents), and the pin stays: its pages stay
+ * pinned and, if non-persistent, its free callback still runs when the allocation is freed.
+ */
+
 #define NVP2P_SIM_IOC_ALLOC	_IOWR(NVP2P_SIM_IOCTL, 1, struct nvp2p_sim_alloc)
 #define NVP2P_SIM_IOC_FREE	_IOW(NVP2P_SIM_IOCTL, 2, struct nvp2p_sim_free)
 #define NVP2P_SIM_IOC_WRITE	_IOW(NVP2P_SIM_IOCTL, 3, struct nvp2p_sim_rw)
@@ -93,5 +99,6 @@ struct nvp2p_sim_inject {
 /* Run the module's own checks of its nvidia_p2p semantics in the caller's context; 0 or EIO
  * (details in the kernel log). */
 #define NVP2P_SIM_IOC_SELFTEST	_IO(NVP2P_SIM_IOCTL, 7)
+#define NVP2P_SIM_IOC_INJECT_PUT	_IOW(NVP2P_SIM_IOCTL, 8, struct nvp2p_sim_inject)
 
 #endif /* _UAPI_NVP2P_SIM_IOCTL_H */
