@@ -118,6 +118,15 @@ int vm_alloc(uint64_t size, uint32_t flags, struct nvp2p_sim_alloc *out)
 	return sim_ioctl(NVP2P_SIM_IOC_ALLOC, out);
 }
 
+int vm_alloc_at(uint64_t va, uint64_t size, struct nvp2p_sim_alloc *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->size = size;
+	out->flags = NVP2P_SIM_ALLOC_AT_VA;
+	out->va = va;
+	return sim_ioctl(NVP2P_SIM_IOC_ALLOC, out);
+}
+
 int vm_free(uint64_t va)
 {
 	struct nvp2p_sim_free req = { .va = va };

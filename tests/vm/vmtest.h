@@ -76,6 +76,8 @@ int vm_sim_fd(void);
 void vm_sim_close(void);
 void vm_sim_reopen(void);
 int vm_alloc(uint64_t size, uint32_t flags, struct nvp2p_sim_alloc *out);
+/* An allocation at va (NVP2P_SIM_ALLOC_AT_VA). */
+int vm_alloc_at(uint64_t va, uint64_t size, struct nvp2p_sim_alloc *out);
 int vm_free(uint64_t va);
 int vm_sim_write(uint64_t va, const void *buf, size_t len);
 int vm_sim_read(uint64_t va, void *buf, size_t len);

@@ -36,7 +36,14 @@
 #define NVP2P_SIM_ALLOC_CONTIGUOUS	0x2
 /* Order the 64 KiB chunks so that no two neighbours are physically adjacent. */
 #define NVP2P_SIM_ALLOC_SCATTERED	0x4
-#define NVP2P_SIM_ALLOC_FLAGS_ALL	0x7
+/*
+ * Place it at va (in: 64 KiB aligned, the whole range below NVP2P_SIM_VA_BASE, overlapping no
+ * allocation of this process, else EINVAL or EEXIST), as CUDA maps a VMM allocation where its
+ * caller reserved address space: the simulated CUDA driver passes the host address of its
+ * reservation.
+ */
+#define NVP2P_SIM_ALLOC_AT_VA		0x8
+#define NVP2P_SIM_ALLOC_FLAGS_ALL	0xf
 
 /* The largest allocation; the sim also caps the total it backs. */
 #define NVP2P_SIM_ALLOC_MAX		(256ULL << 20)
@@ -46,7 +53,7 @@ struct nvp2p_sim_alloc {
 	__u64 size;		/* in: bytes, rounded up to 64 KiB */
 	__u32 flags;		/* in: NVP2P_SIM_ALLOC_* */
 	__u32 va_space;		/* out: the allocation's P2P va_space token (non-zero) */
-	__u64 va;		/* out: 64 KiB-aligned fake GPU address */
+	__u64 va;		/* out: 64 KiB-aligned fake GPU address (in with AT_VA) */
 	__u64 p2p_token;	/* out: the allocation's P2P token (non-zero) */
 	__u64 mapped_size;	/* out: size rounded up to 64 KiB */
 };
