@@ -35,6 +35,15 @@ module_param_named(use_persistent_mapping, gdrdrv_use_persistent_mapping, int, 0
 MODULE_PARM_DESC(use_persistent_mapping,
 		 "persistent pins: mappings survive cudaFree, no free callback (default 1)");
 
+/*
+ * /dev/gdrdrv is open to every user by default: bound the kernel memory one open file can pin
+ * down (as udmabuf bounds its lists). Changes apply to later pins.
+ */
+unsigned int gdrdrv_max_pins_per_file = 65536;
+module_param_named(max_pins_per_file, gdrdrv_max_pins_per_file, uint, 0644);
+MODULE_PARM_DESC(max_pins_per_file,
+		 "pins one open /dev/gdrdrv may hold; more fail with ENOSPC (default 65536)");
+
 static ushort dev_mode = 0666;
 module_param(dev_mode, ushort, 0444);
 MODULE_PARM_DESC(dev_mode, "permissions of /dev/gdrdrv (default 0666, as GDRCopy's scripts)");
@@ -78,6 +87,8 @@ static const struct file_operations gdrdrv_fops = {
 	.open = gdrdrv_open,
 	.release = gdrdrv_release,
 	.unlocked_ioctl = gdrdrv_ioctl,
+	/* Every struct has one layout for 32- and 64-bit callers: fixed-width, explicitly padded. */
+	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = gdrdrv_mmap,
 };
 

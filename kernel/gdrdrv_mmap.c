@@ -94,10 +94,15 @@ out_unlock:
 	return ret;
 }
 
-/* Remove every CPU mapping of mr, VMAs stay. Caller holds mr->sem. */
+/*
+ * Remove every CPU mapping of mr, VMAs stay. Caller holds mr->sem. Without a VMA there is none,
+ * and mr may not even have its handle yet (the free callback can come while it is pinned).
+ */
 void gdrdrv_mr_zap(struct gdrdrv_mr *mr)
 {
 	lockdep_assert_held(&mr->sem);
+	if (!mr->nr_vmas)
+		return;
 	/* The whole handle range: a mapping may have been split or moved, never beyond it. */
 	unmap_mapping_range(&mr->file->mapping, (loff_t)mr->handle << PAGE_SHIFT,
 			    mr->mapped_size, 1);

@@ -6,6 +6,7 @@
 #include "gdrdrv_priv.h"
 
 #include <linux/atomic.h>
+#include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/timex.h>
@@ -71,28 +72,62 @@ struct gdrdrv_mr *gdrdrv_mr_get(struct gdrdrv_file *fp, u64 handle)
 }
 
 /*
+ * Whoever clears put_pending, the free callback or an unpin whose put_pages succeeded, ends the
+ * release with gdrdrv_mr_end_put(): true if that is the caller.
+ */
+static bool gdrdrv_mr_take_put_pending(struct gdrdrv_mr *mr)
+{
+	bool pending;
+
+	lockdep_assert_held(&mr->sem);
+	pending = mr->put_pending;
+	mr->put_pending = false;
+	return pending;
+}
+
+/* The table went back to NVIDIA: drop what put_pending held. mr may be freed. */
+static void gdrdrv_mr_end_put(struct gdrdrv_mr *mr)
+{
+	atomic64_dec(&gdrdrv_tables);
+	gdrdrv_mr_put(mr);
+	module_put(THIS_MODULE);
+}
+
+/*
  * NVIDIA revokes the pages (the memory was freed before unpin). Runs with NVIDIA's locks held:
  * takes only mr->sem, and must not call put_pages. Once it returns the table is freed.
+ *
+ * An unpin that finds the table already gone calls no put_pages, so it does not wait for this
+ * callback: it may free mr as soon as sem is released, and close the file, and rmmod may follow.
+ * So nothing here touches mr after up_write, and a module reference keeps this code until its
+ * last line. (mr is alive on entry: it is in its file's table, or being pinned, or put_pending
+ * holds it, and each of those holds the module too.)
  */
 static void gdrdrv_free_callback(void *data)
 {
 	struct gdrdrv_mr *mr = data;
-	struct nvidia_p2p_page_table *pt;
+	bool end_put;
+	u64 va;
 
+	__module_get(THIS_MODULE);
 	down_write(&mr->sem);
 	mr->cb_flag = true;
-	/* Later CPU touches get SIGBUS: the BAR1 space is about to be reused. */
-	gdrdrv_mr_zap(mr);
-	if (mr->page_table)
+	if (mr->page_table) {
+		/* Later CPU touches get SIGBUS: the BAR1 space is about to be reused. */
+		gdrdrv_mr_zap(mr);
 		gdrdrv_mr_release_wc(mr);
-	pt = mr->page_table;
-	mr->page_table = NULL;
-	up_write(&mr->sem);
-	if (pt) {
-		nvidia_p2p_free_page_table(pt);
+		nvidia_p2p_free_page_table(mr->page_table);
+		mr->page_table = NULL;
 		atomic64_dec(&gdrdrv_tables);
 	}
-	gdrdrv_dbg("handle 0x%llx: pages revoked\n", mr->handle);
+	end_put = gdrdrv_mr_take_put_pending(mr);
+	va = mr->va;
+	up_write(&mr->sem);
+
+	if (end_put)
+		gdrdrv_mr_end_put(mr);
+	gdrdrv_dbg("va 0x%llx: pages revoked\n", va);
+	module_put(THIS_MODULE);
 }
 
 static int gdrdrv_get_pages(struct gdrdrv_mr *mr, struct nvidia_p2p_page_table **pt)
@@ -153,8 +188,11 @@ static int gdrdrv_mr_take_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page_tab
 
 	/* Holding sem keeps a concurrent callback, and so the freeing of pt, waiting. */
 	down_write(&mr->sem);
-	if (mr->cb_flag)
+	if (mr->cb_flag) {
+		/* The callback found no table to count off: it is gone all the same. */
+		atomic64_dec(&gdrdrv_tables);
 		goto out_unlock;
+	}
 	if (!GDRDRV_P2P_TABLE_COMPATIBLE(pt->version)) {
 		pr_err("nvidia_p2p page table version 0x%08x is not 1.x or 2.x\n", pt->version);
 		ret = -EFAULT;
@@ -168,7 +206,6 @@ static int gdrdrv_mr_take_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page_tab
 	mr->cpu_cacheable = gdrdrv_table_cacheable(pt);
 	mr->page_table = pt;
 	gdrdrv_mr_reserve_wc(mr);
-	atomic64_inc(&gdrdrv_tables);
 out_unlock:
 	up_write(&mr->sem);
 	return ret;
@@ -190,24 +227,83 @@ static struct nvidia_p2p_page_table *gdrdrv_mr_detach(struct gdrdrv_mr *mr)
 	return pt;
 }
 
-/* Give back a table taken by gdrdrv_mr_detach(). Unlocked: put_pages waits for a callback. */
+/* NVIDIA may call gdrdrv_free_callback(mr) until put_pages says the table is released. */
+static void gdrdrv_mr_expect_callback(struct gdrdrv_mr *mr)
+{
+	kref_get(&mr->ref);
+	__module_get(THIS_MODULE);
+	down_write(&mr->sem);
+	mr->put_pending = true;
+	up_write(&mr->sem);
+}
+
+/*
+ * Give back a table taken by gdrdrv_mr_detach(), or refused by gdrdrv_mr_take_table(). No lock
+ * held: put_pages waits for a callback in flight. If put_pages fails, NVIDIA still has the
+ * pages and may call the free callback with mr whenever the memory is freed, so mr and the
+ * module stay, on purpose, until it does (forever if it never does).
+ */
 static void gdrdrv_mr_release_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page_table *pt)
 {
+	bool end_put;
 	int ret;
 
 	if (!pt)
 		return;		/* revoked by the free callback */
-	ret = gdrdrv_put_pages(mr, pt);
-	if (ret) {
-		pr_err("handle 0x%llx: put_pages failed (%d); the pages stay pinned\n",
-		       mr->handle, ret);
+	if (mr->persistent) {
+		ret = gdrdrv_put_pages(mr, pt);
+		if (ret)
+			pr_err("va 0x%llx: put_pages_persistent failed (%d); the pages stay pinned\n",
+			       mr->va, ret);
+		else
+			atomic64_dec(&gdrdrv_tables);
 		return;
 	}
-	atomic64_dec(&gdrdrv_tables);
+
+	gdrdrv_mr_expect_callback(mr);
+	ret = gdrdrv_put_pages(mr, pt);
+	down_write(&mr->sem);
+	/* A callback that ran meanwhile has ended the release itself. */
+	end_put = !ret && gdrdrv_mr_take_put_pending(mr);
+	up_write(&mr->sem);
+	if (ret)
+		pr_err("va 0x%llx: put_pages failed (%d); the pages stay pinned, and gdrdrv keeps their region and stays loaded until NVIDIA revokes them\n",
+		       mr->va, ret);
+	if (end_put)
+		gdrdrv_mr_end_put(mr);
 }
 
-/* Reserve the handle range for mr, so that publishing it after the pin cannot fail. */
-static int gdrdrv_handle_reserve(struct gdrdrv_file *fp, struct gdrdrv_mr *mr)
+/* Count a pin of fp against max_pins_per_file. */
+static int gdrdrv_pin_slot_get(struct gdrdrv_file *fp)
+{
+	unsigned int max = READ_ONCE(gdrdrv_max_pins_per_file);
+	int ret = 0;
+
+	mutex_lock(&fp->lock);
+	if (fp->nr_pins >= max)
+		ret = -ENOSPC;
+	else
+		fp->nr_pins++;
+	mutex_unlock(&fp->lock);
+	if (ret)
+		pr_warn_ratelimited("pid %d: an open /dev/gdrdrv holds %u pins, max_pins_per_file: unpin some, or load gdrdrv with a larger max_pins_per_file\n",
+				    task_tgid_nr(current), max);
+	return ret;
+}
+
+static void gdrdrv_pin_slot_put(struct gdrdrv_file *fp)
+{
+	mutex_lock(&fp->lock);
+	fp->nr_pins--;
+	mutex_unlock(&fp->lock);
+}
+
+/*
+ * Give mr the next mmap offsets and put it in fp's table. Only a successful pin takes offsets,
+ * so a refused one, however large, leaves the file as it was; offsets are never reused, so a
+ * stale handle never names another pin.
+ */
+static int gdrdrv_mr_publish(struct gdrdrv_file *fp, struct gdrdrv_mr *mr)
 {
 	u64 pages = max_t(u64, 1, mr->mapped_size >> PAGE_SHIFT);
 	u64 end;
@@ -219,29 +315,11 @@ static int gdrdrv_handle_reserve(struct gdrdrv_file *fp, struct gdrdrv_mr *mr)
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
-	ret = xa_reserve(&fp->mrs, fp->next_handle, GFP_KERNEL);
-	if (ret)
-		goto out_unlock;
 	mr->handle = fp->next_handle;
-	fp->next_handle = end;
+	ret = xa_insert(&fp->mrs, mr->handle, mr, GFP_KERNEL);
+	if (!ret)
+		fp->next_handle = end;
 out_unlock:
-	mutex_unlock(&fp->lock);
-	return ret;
-}
-
-static void gdrdrv_handle_release(struct gdrdrv_file *fp, u64 handle)
-{
-	mutex_lock(&fp->lock);
-	xa_release(&fp->mrs, handle);
-	mutex_unlock(&fp->lock);
-}
-
-static int gdrdrv_handle_publish(struct gdrdrv_file *fp, struct gdrdrv_mr *mr)
-{
-	int ret;
-
-	mutex_lock(&fp->lock);
-	ret = xa_err(xa_store(&fp->mrs, mr->handle, mr, GFP_KERNEL));
 	mutex_unlock(&fp->lock);
 	return ret;
 }
@@ -280,12 +358,14 @@ int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *
 	cycles_t start;
 	int ret;
 
-	mr = gdrdrv_mr_alloc(fp, args);
-	if (!mr)
-		return -ENOMEM;
-	ret = gdrdrv_handle_reserve(fp, mr);
+	ret = gdrdrv_pin_slot_get(fp);
 	if (ret)
-		goto err_free;
+		return ret;
+	mr = gdrdrv_mr_alloc(fp, args);
+	if (!mr) {
+		ret = -ENOMEM;
+		goto err_slot_put;
+	}
 
 	/* No gdrdrv lock held: the callback may run as soon as NVIDIA knows it (see the top). */
 	start = get_cycles();
@@ -293,15 +373,16 @@ int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *
 	mr->tm_cycles = get_cycles() - start;
 	if (ret) {
 		gdrdrv_dbg("get_pages(0x%llx, 0x%llx) failed: %d\n", mr->va, mr->mapped_size, ret);
-		goto err_release_handle;
+		goto err_free;
 	}
+	atomic64_inc(&gdrdrv_tables);
 	ret = gdrdrv_mr_take_table(mr, pt);
 	if (ret)
-		goto err_put_pages;
-	ret = gdrdrv_handle_publish(fp, mr);
+		goto err_release_table;
+	ret = gdrdrv_mr_publish(fp, mr);
 	if (ret) {
-		gdrdrv_mr_release_table(mr, gdrdrv_mr_detach(mr));
-		goto err_release_handle;
+		pt = gdrdrv_mr_detach(mr);
+		goto err_release_table;
 	}
 
 	gdrdrv_info("handle 0x%llx: va 0x%llx size 0x%llx offset 0x%x%s\n", mr->handle, mr->va,
@@ -309,13 +390,12 @@ int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *
 	*handle = mr->handle;
 	return 0;
 
-err_put_pages:
-	if (gdrdrv_put_pages(mr, pt))
-		pr_err("put_pages of a rejected page table failed; the pages stay pinned\n");
-err_release_handle:
-	gdrdrv_handle_release(fp, mr->handle);
+err_release_table:
+	gdrdrv_mr_release_table(mr, pt);
 err_free:
 	gdrdrv_mr_put(mr);
+err_slot_put:
+	gdrdrv_pin_slot_put(fp);
 	return ret;
 }
 
@@ -324,11 +404,10 @@ int gdrdrv_unpin(struct gdrdrv_file *fp, u64 handle)
 	struct gdrdrv_mr *mr = NULL;
 
 	mutex_lock(&fp->lock);
-	/* A handle whose pin is still running is only reserved: xa_load sees nothing there. */
 	if (handle <= ULONG_MAX)
-		mr = xa_load(&fp->mrs, handle);
+		mr = xa_erase(&fp->mrs, handle);
 	if (mr)
-		xa_erase(&fp->mrs, handle);
+		fp->nr_pins--;
 	mutex_unlock(&fp->lock);
 	if (!mr)
 		return -EINVAL;
@@ -346,8 +425,10 @@ void gdrdrv_unpin_all(struct gdrdrv_file *fp)
 
 		mutex_lock(&fp->lock);
 		mr = xa_find(&fp->mrs, &index, ULONG_MAX, XA_PRESENT);
-		if (mr)
+		if (mr) {
 			xa_erase(&fp->mrs, index);
+			fp->nr_pins--;
+		}
 		mutex_unlock(&fp->lock);
 		if (!mr)
 			break;

@@ -62,6 +62,7 @@
 extern int gdrdrv_dbg_enabled;
 extern int gdrdrv_info_enabled;
 extern int gdrdrv_use_persistent_mapping;
+extern unsigned int gdrdrv_max_pins_per_file;
 
 /* Platform facts found at load (gdrdrv_main.c). */
 extern bool gdrdrv_cpu_may_cache;	/* ARM64, POWER9: GPU memory may be mapped cached */
@@ -75,9 +76,11 @@ extern bool gdrdrv_need_device_mapping;	/* BlueField-3: CPU mappings must be Dev
 
 /* One open /dev/gdrdrv. */
 struct gdrdrv_file {
-	/* Protects mrs and next_handle. Never held together with an MR's sem (see the top). */
+	/* Protects mrs, nr_pins and next_handle. Never held together with an MR's sem (see the top). */
 	struct mutex lock;
-	struct xarray mrs;		/* handle -> gdrdrv_mr; only reserved while pinning */
+	struct xarray mrs;		/* handle -> gdrdrv_mr, once pinned */
+	unsigned int nr_pins;		/* in mrs, or being pinned */
+	/* The first mmap offset no pin has had: offsets are handed out once, to successful pins. */
 	u64 next_handle;
 	struct pid *owner;		/* the opener's thread group; immutable, referenced */
 	/* The file's f_mapping: only its VMAs, so a zap never touches another file's. */
@@ -86,12 +89,16 @@ struct gdrdrv_file {
 
 /* A pinned range of GPU memory. */
 struct gdrdrv_mr {
-	/* One reference for the table entry, one per VMA, one per lookup in flight. */
+	/*
+	 * One reference for the table entry, one per VMA, one per lookup in flight, and one while
+	 * put_pending.
+	 */
 	struct kref ref;
 	struct gdrdrv_file *file;	/* outlives the pages: release unpins before it frees */
 
-	/* Set before the MR is published, then immutable. */
+	/* Set when the MR is published, then immutable; read only through the table or a VMA. */
 	u64 handle;
+	/* Set before get_pages, then immutable. */
 	u64 va;				/* 64 KiB aligned start */
 	u64 mapped_size;		/* 64 KiB multiple */
 	u32 offset;			/* of the pinned address in its first GPU page */
@@ -111,6 +118,13 @@ struct gdrdrv_mr {
 	struct nvidia_p2p_page_table *page_table;	/* NULL once unpinned or revoked */
 	bool cb_flag;			/* NVIDIA's free callback revoked the pages */
 	bool unpinned;			/* out of the table; only VMAs still hold it */
+	/*
+	 * Non-persistent: the detached table went back to NVIDIA, whose put_pages has not yet
+	 * said it is released (it is running, or it failed), so NVIDIA may still call the free
+	 * callback, which then finishes the release. Holds a reference on the MR and one on the
+	 * module.
+	 */
+	bool put_pending;
 	bool wc_reserved;		/* x86 PAT: WC recorded for the pages' physical ranges */
 	unsigned int nr_vmas;		/* VMAs of the one mapping (a split makes two) */
 	gdr_mr_type_t map_type;		/* of the mapping; GDR_MR_NONE when not mapped */

@@ -2,7 +2,7 @@
 # (W=1 and sparse clean, against a kernel build tree where one is installed).
 GDRDRV_TEST_DIR = $(BUILD)/tests/unit
 GDRDRV_UNIT_TESTS = $(GDRDRV_TEST_DIR)/test_gdrdrv_abi $(GDRDRV_TEST_DIR)/test_gdrdrv_open \
-	$(GDRDRV_TEST_DIR)/test_gdrdrv_backend
+	$(GDRDRV_TEST_DIR)/test_gdrdrv_backend $(GDRDRV_TEST_DIR)/test_nvp2p_header
 
 CHECK_TESTS += $(GDRDRV_UNIT_TESTS) tests/unit/test_gdrdrv_build.sh
 CHECK_DEBS += sparse kmod
@@ -11,6 +11,14 @@ check-build: $(GDRDRV_UNIT_TESTS)
 check-build-sanitize: $(GDRDRV_TEST_DIR)/test_gdrdrv_open $(GDRDRV_TEST_DIR)/test_gdrdrv_backend
 
 $(GDRDRV_TEST_DIR)/test_gdrdrv_abi: $(OBJ)/tests/unit/test_gdrdrv_abi.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+# Our nv-p2p.h against NVIDIA's names (the kernel header, compiled in user space).
+$(OBJ)/tests/unit/test_nvp2p_header.o: ALL_CFLAGS += -Ikernel/nvidia
+
+$(GDRDRV_TEST_DIR)/test_nvp2p_header: $(OBJ)/tests/unit/test_nvp2p_header.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^

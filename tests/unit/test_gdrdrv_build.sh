@@ -48,7 +48,8 @@ build default
 ko=$tmp/default/gdrdrv.ko
 if [ -f "$ko" ] && command -v modinfo >/dev/null 2>&1; then
 	for want in 'license: *Dual MIT/GPL' 'version: *2\.6$' 'parm: *dbg_enabled' \
-		'parm: *info_enabled' 'parm: *use_persistent_mapping' 'parm: *dev_mode'; do
+		'parm: *info_enabled' 'parm: *use_persistent_mapping' 'parm: *dev_mode' \
+		'parm: *max_pins_per_file'; do
 		if ! modinfo "$ko" | grep -qE "^$want"; then
 			echo "FAIL modinfo: no line matching '$want'"
 			failed=1

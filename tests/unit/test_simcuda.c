@@ -3,6 +3,7 @@
  * The simulated CUDA driver itself: the semantics the backends and tools rely on. A wrong
  * simulator would let a wrong backend pass, so its rules are tested on their own.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,11 @@ static int case_versions(void)
 	CHECK(pfn == (void *)cuCtxSynchronize);
 	CHECK_CU(cuGetProcAddress("cuCtxSynchronize", &pfn, 13000, 0, &status));
 	CHECK(pfn == (void *)cuCtxSynchronize_v2);
+	/* So did cuCtxGetDevice. */
+	CHECK_CU(cuGetProcAddress("cuCtxGetDevice", &pfn, 12080, 0, &status));
+	CHECK(pfn == (void *)cuCtxGetDevice);
+	CHECK_CU(cuGetProcAddress("cuCtxGetDevice", &pfn, 13000, 0, &status));
+	CHECK(pfn == (void *)cuCtxGetDevice_v2);
 	return 0;
 }
 
@@ -75,15 +81,27 @@ static int case_contexts(void)
 	struct simcuda_counters c0, c1;
 	CUcontext ctx, cur;
 	CUdeviceptr p;
+	CUdevice dev;
 
 	simcuda_get_counters(&c0);
 	CHECK_CU(cuCtxSetCurrent(NULL));
 	CHECK_EQ(cuMemAlloc(&p, 100), CUDA_ERROR_INVALID_CONTEXT);
 	CHECK_EQ(cuCtxSynchronize(), CUDA_ERROR_INVALID_CONTEXT);
+	CHECK_EQ(cuCtxGetDevice(&dev), CUDA_ERROR_INVALID_CONTEXT);
+	CHECK_EQ(cuCtxGetDevice_v2(&dev, NULL), CUDA_ERROR_INVALID_CONTEXT);
 	CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, 0));
+	/* An explicit context needs not be current. */
+	dev = -1;
+	CHECK_CU(cuCtxGetDevice_v2(&dev, ctx));
+	CHECK_EQ(dev, 0);
+	CHECK_EQ(cuCtxGetDevice_v2(&dev, (CUcontext)&dev), CUDA_ERROR_INVALID_CONTEXT);
 	CHECK_CU(cuCtxSetCurrent(ctx));
 	CHECK_CU(cuCtxGetCurrent(&cur));
 	CHECK(cur == ctx);
+	dev = -1;
+	CHECK_CU(cuCtxGetDevice(&dev));
+	CHECK_EQ(dev, 0);
+	CHECK_EQ(cuCtxGetDevice(NULL), CUDA_ERROR_INVALID_VALUE);
 	CHECK_CU(cuCtxSynchronize());
 	simcuda_get_counters(&c1);
 	CHECK_EQ(c1.primary_ctx_refs, c0.primary_ctx_refs + 1);
@@ -130,6 +148,43 @@ static int case_plain_alloc(void)
 	simcuda_get_counters(&c1);
 	CHECK_EQ(c1.allocations, c0.allocations);
 	CHECK_EQ(c1.mappings, c0.mappings);
+	return 0;
+}
+
+/* A thread with no current context may free (CUDA allows it), but not allocate or copy. */
+static void *free_elsewhere(void *arg)
+{
+	CUdeviceptr *p = arg;
+	CUdeviceptr q;
+	char c = 0;
+
+	if (cuMemAlloc(&q, 100) != CUDA_ERROR_INVALID_CONTEXT ||
+	    cuMemcpyHtoD(*p, &c, 1) != CUDA_ERROR_INVALID_CONTEXT)
+		return (void *)"alloc or copy without a context";
+	if (cuMemFree(*p) != CUDA_SUCCESS)
+		return (void *)"cuMemFree without a context failed";
+	if (cuMemFree(*p) != CUDA_ERROR_INVALID_VALUE)
+		return (void *)"a second cuMemFree succeeded";
+	return NULL;
+}
+
+static int case_free_without_context(void)
+{
+	struct simcuda_counters c0, c1;
+	const char *why = "";
+	CUdeviceptr p;
+	pthread_t t;
+
+	simcuda_get_counters(&c0);
+	CHECK_CU(cuMemAlloc(&p, 4096));
+	CHECK_EQ(pthread_create(&t, NULL, free_elsewhere, &p), 0);
+	CHECK_EQ(pthread_join(t, (void **)&why), 0);
+	if (why) {
+		printf("FAIL: %s\n", why);
+		return 1;
+	}
+	simcuda_get_counters(&c1);
+	CHECK_EQ(c1.allocations, c0.allocations);
 	return 0;
 }
 
@@ -246,6 +301,7 @@ static const struct simtest_case cases[] = {
 	{ "devices", case_devices },
 	{ "contexts", case_contexts },
 	{ "plain_alloc", case_plain_alloc },
+	{ "free_without_context", case_free_without_context },
 	{ "pointer_attributes", case_pointer_attributes },
 	{ "vmm", case_vmm },
 	{ "vmm_no_fd", case_vmm_no_fd },

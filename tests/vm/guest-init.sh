@@ -7,7 +7,9 @@
 #
 # Each case is one process (test_x NAME). After it, the kernel log is scanned for splats and
 # the sim's counters for pins, allocations or backing left behind, or contract misuses: any
-# of them fails the case even if it passed.
+# of them fails the case even if it passed. So does a kernel log that wrapped over records
+# nobody read (a splat could be among them); the kernel boots with a log_buf_len no case should
+# fill, and harness/kernel_log_overrun checks both.
 #
 # Verdicts go to the second serial port, one line each: "plan NAME" for every case up front,
 # then "begin NAME" and "pass NAME" / "fail NAME reason" / "skip NAME reason", and "done" at
@@ -94,11 +96,13 @@ if [ -x $SANITY ]; then
 	fi
 fi
 
+HARNESS_CASES="kernel_log_overrun"
 SIM_PHASE_CASES="module_load"
 GDRDRV_PHASE_CASES="module_load"
 GDRDRV_TAIL_CASES="module_unload_refused_while_open module_unload_after_kill"
 
 plan() {
+	for n in $HARNESS_CASES; do wanted "harness/$n" && say "plan harness/$n"; done
 	for n in $SIM_PHASE_CASES; do wanted "sim/$n" && say "plan sim/$n"; done
 	cases_of s | while read -r prog name; do wanted "sim/$name" && say "plan sim/$name"; done
 	for phase in persistent nonpersistent; do
@@ -125,10 +129,15 @@ read_counts() {
 # skips the counters (a case that hands its pins on to the next one).
 check_after() {
 	why=
-	dmesg -c >/tmp/kmsg 2>/dev/null
+	/gdr/bin/vmctl kmsg /tmp/kmsg.seq >/tmp/kmsg 2>/tmp/kmsg.err
+	kmsg_rc=$?
 	hit=$(grep -E "$SPLAT" /tmp/kmsg | head -n 1)
 	if [ -n "$hit" ]; then
 		why="kernel log: $(echo "$hit" | sed 's/^\[[ 0-9.]*\] //' | cut -c1-200)"
+		return
+	fi
+	if [ $kmsg_rc != 0 ]; then
+		why="kernel log not scanned whole: $(head -n 1 /tmp/kmsg.err | cut -c1-200)"
 		return
 	fi
 	[ "$1" = nocounts ] && return
@@ -226,6 +235,26 @@ skip_phase() { # phase reason [loaded]: skip the phase's cases (but its load if 
 		wanted "sanity_$1:$name" && say "skip sanity_$1:$name $2"
 	done </tmp/sanity_cases
 	for n in $GDRDRV_TAIL_CASES; do wanted "$1/$n" && say "skip $1/$n $2"; done
+}
+
+# --- the harness's own case ---
+# A log that wraps under a case must fail it: flood the log past its size and see the check
+# say so. The buffer must be as large as run-vm.sh asks (log_buf_len=8M).
+LOG_BUF_MIN=8388608
+kernel_log_overrun() {
+	/gdr/bin/vmctl kmsg /tmp/kmsg.seq >/dev/null ||
+		{ echo "FAIL: the log was already overrun, or is unreadable"; return 1; }
+	size=$(/gdr/bin/vmctl kmsg-flood) || return 1
+	echo "log buffer: $size bytes; logged twice that"
+	[ "$size" -ge $LOG_BUF_MIN ] ||
+		{ echo "FAIL: a log buffer of $size bytes, less than log_buf_len=8M"; return 1; }
+	if /gdr/bin/vmctl kmsg /tmp/kmsg.seq >/dev/null 2>/tmp/overrun.err; then
+		echo "FAIL: the overrun went unnoticed"
+		return 1
+	fi
+	echo "noticed: $(cat /tmp/overrun.err)"
+	/gdr/bin/vmctl kmsg /tmp/kmsg.seq >/dev/null ||
+		{ echo "FAIL: still reported once the log was read: $(cat /tmp/overrun.err)"; return 1; }
 }
 
 # --- module cases ---
@@ -337,7 +366,10 @@ for prog in $LIST_FAILURES; do
 done
 [ -n "$SANITY_LIST_FAILURE" ] && say "$SANITY_LIST_FAILURE"
 # The boot's own messages are not any case's fault, but a splat there is worth seeing.
-dmesg -c | grep -E "$SPLAT" | sed 's/^/vm-tier: boot log: /'
+/gdr/bin/vmctl kmsg /tmp/kmsg.seq 2>&1 | grep -E "$SPLAT|overwritten" |
+	sed 's/^/vm-tier: boot log: /'
+
+wanted harness/kernel_log_overrun && run_shell_case harness/kernel_log_overrun kernel_log_overrun
 
 export GDR_VM_PHASE=sim
 run_shell_case sim/module_load load_sim

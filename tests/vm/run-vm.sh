@@ -52,6 +52,9 @@ rm -f "$console" "$raw"
 append="console=ttyS0,115200 rdinit=/init panic=-1 oops=panic softlockup_panic=1"
 append+=" hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=30 slub_debug=FZP"
 append+=" page_poison=1 mitigations=off loglevel=6 gdr_timeout=$case_timeout"
+# Room for every case's log between two scans (the default 128 KiB wrapped during a fuzz that
+# logged each refused ioctl); the guest fails a case whose log wrapped all the same.
+append+=" log_buf_len=8M"
 [ -n "$filter" ] && append+=" gdr_filter=$filter"
 [ -n "${GDR_VM_SEED:-}" ] && append+=" gdr_seed=$GDR_VM_SEED"
 

@@ -3,7 +3,8 @@
  * Pins never outlive the last reference to the file that made them, whoever drops it and
  * however: the sanity catalogue's leakage_pin_pages_fork (GDRCopy #313), a process killed
  * with its pins and mappings (both orders of closing gdrdrv and the GPU), a forked child that
- * exits, a mapping that outlives its fd, and /proc/driver/gdrdrv/nv_get_pages_refcount.
+ * exits, a mapping that outlives its fd, and /proc/driver/gdrdrv/nv_get_pages_refcount. And
+ * the one pin that must outlive its file: one NVIDIA refused to release.
  */
 #include <errno.h>
 #include <signal.h>
@@ -244,6 +245,72 @@ static int case_leakage_close_with_pins(void)
 	return VM_PASS;
 }
 
+/* gdrdrv's module reference count; -1 if unreadable. */
+static long module_refcnt(void)
+{
+	long n = -1;
+	FILE *f = fopen("/sys/module/gdrdrv/refcnt", "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+/*
+ * NVIDIA refuses to release a non-persistent pin (put_pages fails): the pages stay pinned, and
+ * NVIDIA may still call gdrdrv's free callback with the pin's region when the memory is freed.
+ * gdrdrv must keep that region and its own code until then, and say so in the kernel log. It
+ * freed the region, and the callback then wrote to freed memory.
+ */
+static int case_leakage_put_pages_refused(void)
+{
+	struct nvp2p_sim_counts c;
+	struct nvp2p_sim_alloc a;
+	char needle[64];
+	long refcnt;
+	uint64_t h;
+	void *map;
+	int fd, err;
+
+	refcnt = module_refcnt();
+	CHECK(refcnt >= 0, "cannot read /sys/module/gdrdrv/refcnt");
+	fd = vm_gdrdrv_open();
+	CHECK(fd >= 0, "open");
+	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
+	CHECK_OK(vm_raw_pin(fd, a.va, 2 * GPU_PAGE, 0, &h));
+	map = vm_raw_map(fd, h, 2 * GPU_PAGE, &err);
+	CHECK(map, "mmap: %s", strerror(err));
+
+	CHECK_OK(vm_inject_put(1, EIO));
+	/* The handle goes, whatever NVIDIA says: the caller can do nothing about it. */
+	CHECK_OK(vm_raw_unpin(fd, h));
+	CHECK(vm_try_write32(map, 1) != 0, "the mapping survived its unpin");
+	CHECK(munmap(map, 2 * GPU_PAGE) == 0, "munmap");
+	CHECK(close(fd) == 0, "close");
+	CHECK_OK(vm_counts(&c));
+	CHECK(c.pins == 1, "%llu pins after a refused put_pages, not 1",
+	      (unsigned long long)c.pins);
+	CHECK(gdrdrv_refcount() == 1, "gdrdrv counts %lld tables held, not 1", gdrdrv_refcount());
+	snprintf(needle, sizeof(needle), "va 0x%llx: put_pages failed",
+		 (unsigned long long)a.va);
+	CHECK(vm_kmsg_contains(needle) == 1, "no kernel log line \"%s\"", needle);
+	CHECK(module_refcnt() == refcnt + 1, "module refcnt %ld with the file closed, %ld before",
+	      module_refcnt(), refcnt);
+
+	/* cudaFree: NVIDIA revokes the pages and calls gdrdrv back, which ends the pin. */
+	CHECK_OK(vm_free(a.va));
+	CHECK_OK(vm_counts(&c));
+	CHECK(c.pins == 0, "%llu pins after the free callback", (unsigned long long)c.pins);
+	CHECK(gdrdrv_refcount() == 0, "gdrdrv counts %lld tables after the free callback",
+	      gdrdrv_refcount());
+	CHECK(module_refcnt() == refcnt, "module refcnt %ld after the free callback, %ld before",
+	      module_refcnt(), refcnt);
+	return VM_PASS;
+}
+
 const struct vm_case vm_cases[] = {
 	{ "leakage_pin_pages_fork", "pn", case_leakage_pin_pages_fork },
 	{ "leakage_kill9_gpu_first", "pn", case_leakage_kill9_gpu_first },
@@ -251,5 +318,6 @@ const struct vm_case vm_cases[] = {
 	{ "leakage_fork_child_exits", "pn", case_leakage_fork_child_exits },
 	{ "leakage_release_at_munmap", "pn", case_leakage_release_at_munmap },
 	{ "leakage_close_with_pins", "pn", case_leakage_close_with_pins },
+	{ "leakage_put_pages_refused", "n", case_leakage_put_pages_refused },
 	{ NULL, NULL, NULL },
 };

@@ -2,7 +2,8 @@
 /*
  * Pinning through gdrdrv: the sanity catalogue's basic_* cases (v1, v2, FORCE_PCIE, tokens,
  * unaligned and small buffers), the errors a provider reports (BAR1 exhaustion, GeForce's
- * EINVAL), attributes, and the raw ioctl ABI's answers.
+ * EINVAL), attributes, the raw ioctl ABI's answers (also to 32-bit callers), refused pins that
+ * leave the file as it was, and the bound on pins per file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -442,6 +443,198 @@ static int case_raw_ioctls(void)
 	return VM_PASS;
 }
 
+/*
+ * A refused pin leaves the file as it was. A pin as large as the mmap offsets allow, which the
+ * provider refuses, used them up: every later pin of the file failed with ENOMEM.
+ */
+static int case_failed_pin_keeps_offsets(void)
+{
+	const uint64_t huge = 0x7fffffffffff0000ULL;
+	struct nvp2p_sim_alloc a;
+	uint64_t h;
+	gdr_mh_t mh;
+	gdr_t g = vm_gdr_open();
+	int fd = vm_gdrdrv_open(), i, ret;
+
+	CHECK(g && fd >= 0, "gdr_open or open");
+	CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
+	CHECK_ERR(gdr_pin_buffer(g, 0x10000, huge, 0, 0, &mh), EINVAL);
+	CHECK_OK(gdr_pin_buffer(g, a.va, GPU_PAGE, 0, 0, &mh));
+	ret = map_write_check(g, mh, a.va, GPU_PAGE, 11);
+	if (ret)
+		return ret;
+	CHECK_OK(gdr_unpin_buffer(g, mh));
+
+	for (i = 0; i < 3; i++)
+		CHECK_ERR(vm_raw_pin(fd, 0x10000, huge, 0, &h), EINVAL);
+	CHECK_OK(vm_inject(1, ENOMEM));
+	CHECK_ERR(vm_raw_pin(fd, a.va, GPU_PAGE, 0, &h), ENOMEM);
+	CHECK_OK(vm_raw_pin(fd, a.va, GPU_PAGE, 0, &h));
+	CHECK(h == 0, "the file's first pin after refused ones has handle %#llx, not 0",
+	      (unsigned long long)h);
+	CHECK_OK(vm_raw_unpin(fd, h));
+	return VM_PASS;
+}
+
+#define MAX_PINS_PARAM "/sys/module/gdrdrv/parameters/max_pins_per_file"
+
+static int max_pins_read(unsigned int *v)
+{
+	FILE *f = fopen(MAX_PINS_PARAM, "r");
+	int ok;
+
+	if (!f)
+		return errno;
+	ok = fscanf(f, "%u", v) == 1;
+	fclose(f);
+	return ok ? 0 : EIO;
+}
+
+static int max_pins_write(unsigned int v)
+{
+	FILE *f = fopen(MAX_PINS_PARAM, "w");
+	int ok;
+
+	if (!f)
+		return errno;
+	ok = fprintf(f, "%u\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : EIO;
+}
+
+/* With max_pins_per_file at 3: the fourth pin of a file is refused, and only that. */
+static int max_pins_check(uint64_t va)
+{
+	gdr_mh_t mh[3], extra;
+	uint64_t h[3], other;
+	gdr_t g = vm_gdr_open();
+	int fd = vm_gdrdrv_open(), fd2 = vm_gdrdrv_open(), i;
+
+	CHECK(g && fd >= 0 && fd2 >= 0, "gdr_open or open");
+	for (i = 0; i < 3; i++)
+		CHECK_OK(vm_raw_pin(fd, va, GPU_PAGE, 0, &h[i]));
+	CHECK_ERR(vm_raw_pin(fd, va, GPU_PAGE, 0, &other), ENOSPC);
+	CHECK(pins_now() == 3, "%llu pins after a refused fourth", (unsigned long long)pins_now());
+	CHECK(vm_kmsg_contains("max_pins_per_file") == 1,
+	      "no kernel log line names max_pins_per_file");
+	/* Another file counts its own. */
+	CHECK_OK(vm_raw_pin(fd2, va, GPU_PAGE, 0, &other));
+	CHECK_OK(vm_raw_unpin(fd2, other));
+	/* An unpin gives its place back; a pin the provider refuses takes none. */
+	CHECK_OK(vm_raw_unpin(fd, h[1]));
+	CHECK_OK(vm_inject(1, ENOMEM));
+	CHECK_ERR(vm_raw_pin(fd, va, GPU_PAGE, 0, &h[1]), ENOMEM);
+	CHECK_OK(vm_raw_pin(fd, va, GPU_PAGE, 0, &h[1]));
+	CHECK_ERR(vm_raw_pin(fd, va, GPU_PAGE, 0, &other), ENOSPC);
+	for (i = 0; i < 3; i++)
+		CHECK_OK(vm_raw_unpin(fd, h[i]));
+
+	/* The library passes the error on as it is. */
+	for (i = 0; i < 3; i++)
+		CHECK_OK(gdr_pin_buffer(g, va, GPU_PAGE, 0, 0, &mh[i]));
+	CHECK_ERR(gdr_pin_buffer(g, va, GPU_PAGE, 0, 0, &extra), ENOSPC);
+	for (i = 0; i < 3; i++)
+		CHECK_OK(gdr_unpin_buffer(g, mh[i]));
+	CHECK_OK(gdr_close(g));
+	return VM_PASS;
+}
+
+static int case_max_pins_per_file(void)
+{
+	struct nvp2p_sim_alloc a;
+	unsigned int saved;
+	int ret;
+
+	CHECK_OK(max_pins_read(&saved));
+	CHECK(saved == 65536, "max_pins_per_file is %u by default, not 65536", saved);
+	CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
+	CHECK_OK(max_pins_write(3));
+	ret = max_pins_check(a.va);
+	CHECK_OK(max_pins_write(saved));
+	return ret;
+}
+
+#if defined(__x86_64__)
+/* ioctl(2) as a 32-bit program makes it: the i386 system call (int $0x80, number 54). */
+static long ioctl32(int fd, uint32_t cmd, uint32_t arg)
+{
+	long ret;
+
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(54L), "b"((long)fd), "c"((long)cmd), "d"((long)arg)
+			 : "memory", "r8", "r9", "r10", "r11");
+	return ret;
+}
+
+/* A 32-bit caller gets the same answers: the structs have one layout for both. */
+static int compat_check(int fd, void *low)
+{
+	struct gdrdrv_get_version_params *ver = low;
+	struct gdrdrv_pin_buffer_v2_params *pin = low;
+	struct gdrdrv_get_info_v2_params *info = low;
+	struct gdrdrv_unpin_buffer_params *unpin = low;
+	uint32_t arg = (uint32_t)(uintptr_t)low, v;
+	struct nvp2p_sim_alloc a;
+	struct gdrdrv_get_info_v2_params info64;
+	uint64_t h;
+	void *map;
+	long ret;
+	int err;
+
+	memset(low, 0, 4096);
+	ret = ioctl32(fd, GDRDRV_IOC_GET_VERSION, arg);
+	if (ret == -ENOSYS)
+		return vm_skip("this kernel runs no 32-bit system calls (IA32 emulation is off)");
+	CHECK(ret == 0, "GET_VERSION from a 32-bit caller: %s", vm_strerror((int)-ret));
+	CHECK(ver->gdrdrv_version == GDRDRV_VERSION, "version %#x", ver->gdrdrv_version);
+
+	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
+	*pin = (struct gdrdrv_pin_buffer_v2_params){ .addr = a.va, .size = 2 * GPU_PAGE };
+	ret = ioctl32(fd, GDRDRV_IOC_PIN_BUFFER_V2, arg);
+	CHECK(ret == 0, "PIN_BUFFER_V2 from a 32-bit caller: %s", vm_strerror((int)-ret));
+	h = pin->handle;
+	*info = (struct gdrdrv_get_info_v2_params){ .handle = h };
+	ret = ioctl32(fd, GDRDRV_IOC_GET_INFO_V2, arg);
+	CHECK(ret == 0, "GET_INFO_V2 from a 32-bit caller: %s", vm_strerror((int)-ret));
+	CHECK(info->va == a.va && info->mapped_size == 2 * GPU_PAGE && info->page_size == GPU_PAGE,
+	      "GET_INFO_V2 (32-bit): va %#llx size %llu", (unsigned long long)info->va,
+	      (unsigned long long)info->mapped_size);
+	CHECK_OK(vm_raw_info(fd, h, &info64));
+	CHECK(info64.va == a.va, "the 32-bit pin is not the 64-bit view's");
+	map = vm_raw_map(fd, h, 2 * GPU_PAGE, &err);
+	CHECK(map, "mmap of the 32-bit pin: %s", strerror(err));
+	CHECK(vm_try_write32((char *)map + GPU_PAGE, 0x32b17) == 0, "store through the mapping");
+	CHECK_OK(vm_sim_read(a.va + GPU_PAGE, &v, sizeof(v)));
+	CHECK(v == 0x32b17, "memory holds %#x after a store of 0x32b17", v);
+	CHECK(munmap(map, 2 * GPU_PAGE) == 0, "munmap");
+	*unpin = (struct gdrdrv_unpin_buffer_params){ .handle = h };
+	ret = ioctl32(fd, GDRDRV_IOC_UNPIN_BUFFER, arg);
+	CHECK(ret == 0, "UNPIN_BUFFER from a 32-bit caller: %s", vm_strerror((int)-ret));
+	CHECK_ERR(vm_raw_info(fd, h, &info64), EINVAL);
+	ret = ioctl32(fd, _IOC(_IOC_READ | _IOC_WRITE, GDRDRV_IOCTL, 9, 8), arg);
+	CHECK(ret == -ENOTTY, "an unknown command from a 32-bit caller: %ld", ret);
+	return VM_PASS;
+}
+
+static int case_compat_ioctls(void)
+{
+	int fd = vm_gdrdrv_open();
+	void *low;
+
+	CHECK(fd >= 0, "open");
+	/* A 32-bit caller's pointers lie below 4 GiB. */
+	low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
+		   -1, 0);
+	CHECK(low != MAP_FAILED, "mmap(MAP_32BIT): %s", strerror(errno));
+	return compat_check(fd, low);
+}
+#else
+static int case_compat_ioctls(void)
+{
+	return vm_skip("the 32-bit system call is tested on x86_64 only");
+}
+#endif
+
 const struct vm_case vm_cases[] = {
 	{ "basic_pin_v1", "pn", case_basic_pin_v1 },
 	{ "basic_pin_v2", "pn", case_basic_pin_v2 },
@@ -454,5 +647,8 @@ const struct vm_case vm_cases[] = {
 	{ "provider_errors", "pn", case_provider_errors },
 	{ "attributes_sanity", "pn", case_attributes_sanity },
 	{ "raw_ioctls", "pn", case_raw_ioctls },
+	{ "failed_pin_keeps_offsets", "pn", case_failed_pin_keeps_offsets },
+	{ "max_pins_per_file", "pn", case_max_pins_per_file },
+	{ "compat_ioctls", "pn", case_compat_ioctls },
 	{ NULL, NULL, NULL },
 };

@@ -173,6 +173,48 @@ static int case_ownership(void)
 	return VM_PASS;
 }
 
+/* AT_VA: an allocation where its caller says, as CUDA maps VMM memory; addresses per process. */
+static int case_alloc_at_va(void)
+{
+	const uint64_t va = 0x7e0000000000ULL;
+	struct nvp2p_sim_alloc a, b;
+	char buf[8] = "at va", got[8];
+	pid_t pid;
+	int st;
+
+	CHECK_OK(vm_alloc_at(va, 3 * GPU_PAGE, &a));
+	CHECK(a.va == va && a.mapped_size == 3 * GPU_PAGE, "AT_VA gave %#llx +%llu",
+	      (unsigned long long)a.va, (unsigned long long)a.mapped_size);
+	CHECK_OK(vm_sim_write(va + GPU_PAGE, buf, sizeof(buf)));
+	CHECK_OK(vm_sim_read(va + GPU_PAGE, got, sizeof(got)));
+	CHECK(memcmp(buf, got, sizeof(buf)) == 0, "read back \"%.8s\"", got);
+	CHECK_ERR(vm_alloc_at(va + 2 * GPU_PAGE, GPU_PAGE, &b), EEXIST);
+	CHECK_ERR(vm_alloc_at(va - GPU_PAGE, 2 * GPU_PAGE, &b), EEXIST);
+	CHECK_ERR(vm_alloc_at(va + 3 * GPU_PAGE + 4096, GPU_PAGE, &b), EINVAL);
+	CHECK_ERR(vm_alloc_at(0, GPU_PAGE, &b), EINVAL);
+	CHECK_ERR(vm_alloc_at(NVP2P_SIM_VA_BASE - GPU_PAGE, 2 * GPU_PAGE, &b), EINVAL);
+	CHECK_OK(vm_alloc_at(va + 3 * GPU_PAGE, GPU_PAGE, &b));
+	CHECK_OK(vm_free(b.va));
+
+	pid = vm_fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		/* Its own file and its own addresses: the parent's va is free here. */
+		vm_sim_reopen();
+		if (vm_alloc_at(va, GPU_PAGE, &b))
+			_exit(1);
+		if (vm_sim_read(va, got, sizeof(got)) || got[0] != 0)
+			_exit(2);
+		_exit(0);
+	}
+	st = vm_wait(pid);
+	CHECK(st == 0, "the child's allocation at the parent's va failed (step %d)", st);
+	CHECK_OK(vm_sim_read(va + GPU_PAGE, got, sizeof(got)));
+	CHECK(memcmp(buf, got, sizeof(buf)) == 0, "the parent's data changed");
+	CHECK_OK(vm_free(va));
+	return VM_PASS;
+}
+
 static int case_release_frees(void)
 {
 	struct nvp2p_sim_counts before, after;
@@ -278,6 +320,7 @@ const struct vm_case vm_cases[] = {
 	{ "alloc_rw", "s", case_alloc_rw },
 	{ "alloc_errors", "s", case_alloc_errors },
 	{ "ownership", "s", case_ownership },
+	{ "alloc_at_va", "s", case_alloc_at_va },
 	{ "release_frees", "s", case_release_frees },
 	{ "inject_errors", "s", case_inject_errors },
 	{ "fuzz_ioctl", "s", case_fuzz_ioctl },

@@ -118,6 +118,15 @@ int vm_alloc(uint64_t size, uint32_t flags, struct nvp2p_sim_alloc *out)
 	return sim_ioctl(NVP2P_SIM_IOC_ALLOC, out);
 }
 
+int vm_alloc_at(uint64_t va, uint64_t size, struct nvp2p_sim_alloc *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->size = size;
+	out->flags = NVP2P_SIM_ALLOC_AT_VA;
+	out->va = va;
+	return sim_ioctl(NVP2P_SIM_IOC_ALLOC, out);
+}
+
 int vm_free(uint64_t va)
 {
 	struct nvp2p_sim_free req = { .va = va };
@@ -150,6 +159,39 @@ int vm_inject(uint32_t count, uint32_t error)
 	struct nvp2p_sim_inject req = { .count = count, .error = error };
 
 	return sim_ioctl(NVP2P_SIM_IOC_INJECT, &req);
+}
+
+int vm_inject_put(uint32_t count, uint32_t error)
+{
+	struct nvp2p_sim_inject req = { .count = count, .error = error };
+
+	return sim_ioctl(NVP2P_SIM_IOC_INJECT_PUT, &req);
+}
+
+int vm_kmsg_contains(const char *needle)
+{
+	char rec[8192];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int found = 0;
+
+	if (fd < 0)
+		return -1;
+	/* One record per read, oldest first; EPIPE: records were overwritten under us, go on. */
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (strstr(rec, needle)) {
+			found = 1;
+			break;
+		}
+	}
+	close(fd);
+	return found;
 }
 
 const char *vm_counts_str(const struct nvp2p_sim_counts *c)

@@ -76,11 +76,19 @@ int vm_sim_fd(void);
 void vm_sim_close(void);
 void vm_sim_reopen(void);
 int vm_alloc(uint64_t size, uint32_t flags, struct nvp2p_sim_alloc *out);
+/* An allocation at va (NVP2P_SIM_ALLOC_AT_VA). */
+int vm_alloc_at(uint64_t va, uint64_t size, struct nvp2p_sim_alloc *out);
 int vm_free(uint64_t va);
 int vm_sim_write(uint64_t va, const void *buf, size_t len);
 int vm_sim_read(uint64_t va, void *buf, size_t len);
 int vm_counts(struct nvp2p_sim_counts *c);
 int vm_inject(uint32_t count, uint32_t error);
+/* The next count put_pages calls of live pins fail with error; the pins stay. */
+int vm_inject_put(uint32_t count, uint32_t error);
+
+/* --- the kernel log --- */
+/* Whether a record still in the kernel log contains needle (1), not (0), or -1 if unreadable. */
+int vm_kmsg_contains(const char *needle);
 
 /* --- gdrdrv through the library --- */
 /* gdr_open() with GDRCOPY_BACKEND=gdrdrv; NULL after saying why. */

@@ -187,12 +187,6 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (attr_override(attrib, pi))
 		return CUDA_SUCCESS;
-	/* nvp2p mode backs cuMemAlloc only: VMM memory is host memory nvidia_p2p cannot pin. */
-	if (attrib == CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED &&
-	    sim_nvp2p_mode()) {
-		*pi = 0;
-		return CUDA_SUCCESS;
-	}
 	if (attrib == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) {
 		*pi = 6 + dev;
 		return CUDA_SUCCESS;
@@ -290,6 +284,35 @@ CUresult sim_check_ctx(void)
 	live = current->refs > 0;
 	pthread_mutex_unlock(&sim_lock);
 	return live ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
+{
+	CUresult res = sim_check_ctx();
+
+	if (res)
+		return res;
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	*device = current->device;
+	return CUDA_SUCCESS;
+}
+
+/* CUDA 13.0's: the device of ctx, or of the current context if ctx is NULL. */
+CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+	CUresult res = sim_check_init();
+
+	if (res)
+		return res;
+	if (!ctx)
+		return cuCtxGetDevice(device);
+	if (ctx < &primary[0] || ctx >= &primary[SIM_MAX_DEVICES] || !sim_device_valid(ctx->device))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	*device = ctx->device;
+	return CUDA_SUCCESS;
 }
 
 /* Work is synchronous in the simulator: synchronising only checks the context. */

@@ -59,9 +59,12 @@ struct sim_phys {
 	enum sim_phys_kind kind;
 	int device;
 	size_t size;
-	int fd;				/* memfd holding the data */
+	int fd;				/* memfd holding the data; -1 if nvp2p */
 	off_t data_offset;		/* where the data starts in fd: 4096 for a lavapipe export */
 	bool vulkan_backed;
+	/* nvp2p mode, gpuDirectRDMACapable VMM: the data is nvp2p_sim memory at the va the
+	 * allocation is mapped at, so gdrdrv can pin it there; mapped once at a time. */
+	bool nvp2p;
 	CUmemAllocationProp prop;	/* SIM_PHYS_VMM */
 	unsigned handle_refs;		/* cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease */
 	unsigned map_refs;		/* mappings of it */
@@ -134,12 +137,18 @@ struct sim_mapping *sim_mapping_find(struct sim_range *r, uintptr_t addr) SIM_IN
 CUresult sim_check_access(uintptr_t addr, size_t size, bool write) SIM_INTERNAL;
 
 /*
- * nvp2p mode (nvp2p.c): cuMemAlloc memory from nvp2p_sim's control device. The calls take
- * sim_lock themselves; the caller has checked init and context.
+ * nvp2p mode (nvp2p.c): cuMemAlloc memory, and the mappings of gpuDirectRDMACapable VMM
+ * allocations, from nvp2p_sim's control device. The calls take sim_lock themselves, but for
+ * those named _locked; the caller has checked init and context.
  */
 bool sim_nvp2p_mode(void) SIM_INTERNAL;
-/* Whether addr lies in an nvp2p allocation of this process. */
+/* Whether addr lies in cuMemAlloc memory of this process that nvp2p_sim holds. */
 bool sim_nvp2p_owns(uintptr_t addr) SIM_INTERNAL;
+/* Whether addr's data is in nvp2p_sim: cuMemAlloc memory or a mapped nvp2p VMM allocation. */
+bool sim_nvp2p_backs(uintptr_t addr) SIM_INTERNAL;
+/* Back the mapping [va, va + size) of an nvp2p VMM allocation; end it (as a free would). */
+CUresult sim_nvp2p_map_locked(uintptr_t va, size_t size) SIM_INTERNAL;
+void sim_nvp2p_unmap_locked(uintptr_t va) SIM_INTERNAL;
 CUresult sim_nvp2p_alloc(CUdeviceptr *dptr, size_t size) SIM_INTERNAL;
 CUresult sim_nvp2p_free(CUdeviceptr dptr) SIM_INTERNAL;
 CUresult sim_nvp2p_copy(uintptr_t dst, bool dst_device, uintptr_t src, bool src_device,

@@ -18,8 +18,8 @@ static CUresult copy(uintptr_t dst, bool dst_device, uintptr_t src, bool src_dev
 		return CUDA_SUCCESS;
 	if (!dst || !src)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (sim_nvp2p_mode() && ((dst_device && sim_nvp2p_owns(dst)) ||
-				 (src_device && sim_nvp2p_owns(src))))
+	if (sim_nvp2p_mode() && ((dst_device && sim_nvp2p_backs(dst)) ||
+				 (src_device && sim_nvp2p_backs(src))))
 		return sim_nvp2p_copy(dst, dst_device, src, src_device, n);
 	pthread_mutex_lock(&sim_lock);
 	if (dst_device)
@@ -58,7 +58,7 @@ static CUresult fill(uintptr_t dst, uint32_t value, size_t width, size_t count)
 		return CUDA_SUCCESS;
 	if (__builtin_mul_overflow(count, width, &bytes) || dst % width)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (sim_nvp2p_mode() && sim_nvp2p_owns(dst))
+	if (sim_nvp2p_mode() && sim_nvp2p_backs(dst))
 		return sim_nvp2p_fill(dst, value, width, bytes);
 	pthread_mutex_lock(&sim_lock);
 	res = sim_check_access(dst, bytes, true);

@@ -38,21 +38,29 @@ static int plain_memfd(size_t size)
 	return fd;
 }
 
-/* A new physical allocation with one handle reference (VMM) or none. Caller holds sim_lock. */
+/*
+ * A new physical allocation with one handle reference (VMM) or none. Caller holds sim_lock. In
+ * nvp2p mode a VMM allocation that nvidia_p2p may pin (gpuDirectRDMACapable) gets its memory
+ * from nvp2p_sim when it is mapped.
+ */
 static struct sim_phys *phys_new(enum sim_phys_kind kind, int device, size_t size,
 				 const CUmemAllocationProp *prop)
 {
 	struct sim_phys *p = calloc(1, sizeof(*p));
-	bool want_vulkan = kind == SIM_PHYS_VMM && sim.vulkan_ok &&
+	bool nvp2p = kind == SIM_PHYS_VMM && sim_nvp2p_mode() &&
+		     prop->allocFlags.gpuDirectRDMACapable;
+	bool want_vulkan = kind == SIM_PHYS_VMM && !nvp2p && sim.vulkan_ok &&
 			   (prop->requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
 
 	if (!p)
 		return NULL;
-	p->fd = want_vulkan ? sim_vulkan_memfd(size, &p->data_offset) : plain_memfd(size);
-	if (p->fd < 0) {
+	p->fd = nvp2p ? -1 : want_vulkan ? sim_vulkan_memfd(size, &p->data_offset) :
+			     plain_memfd(size);
+	if (!nvp2p && p->fd < 0) {
 		free(p);
 		return NULL;
 	}
+	p->nvp2p = nvp2p;
 	p->vulkan_backed = want_vulkan;
 	p->id = sim.next_id++;
 	p->kind = kind;
@@ -74,7 +82,8 @@ static void phys_put(struct sim_phys *p)
 	if (p->handle_refs || p->map_refs)
 		return;
 	LIST_REMOVE(p, link);
-	close(p->fd);
+	if (p->fd >= 0)
+		close(p->fd);
 	sim.counters.allocations--;
 	sim.counters.vulkan_backed -= p->vulkan_backed;
 	free(p);
@@ -156,12 +165,18 @@ static CUresult mapping_add(struct sim_range *r, uintptr_t va, size_t size, stru
 		   access == CU_MEM_ACCESS_FLAGS_PROT_READ ? PROT_READ : PROT_NONE;
 	struct sim_mapping *m = calloc(1, sizeof(*m));
 
+	CUresult res = CUDA_SUCCESS;
+
 	if (!m)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	if (mmap((void *)va, size, prot, MAP_SHARED | MAP_FIXED, p->fd, p->data_offset) ==
-	    MAP_FAILED) {
+	if (p->nvp2p)
+		res = sim_nvp2p_map_locked(va, size);
+	else if (mmap((void *)va, size, prot, MAP_SHARED | MAP_FIXED, p->fd, p->data_offset) ==
+		 MAP_FAILED)
+		res = CUDA_ERROR_OUT_OF_MEMORY;
+	if (res) {
 		free(m);
-		return CUDA_ERROR_OUT_OF_MEMORY;
+		return res;
 	}
 	m->va = va;
 	m->size = size;
@@ -177,6 +192,8 @@ static void mapping_remove(struct sim_mapping *m)
 {
 	struct sim_phys *p = m->phys;
 
+	if (p->nvp2p)
+		sim_nvp2p_unmap_locked(m->va);
 	unreserve_to_none(m->va, m->size);
 	LIST_REMOVE(m, link);
 	free(m);
@@ -267,15 +284,13 @@ out_unlock:
 	return res;
 }
 
+/* Free cuMemAlloc-style memory of one of two kinds; the caller has checked what it needs. */
 static CUresult free_simple(uintptr_t va, enum sim_phys_kind kind1, enum sim_phys_kind kind2)
 {
-	CUresult res = sim_check_ctx();
 	struct sim_mapping *m;
 	struct sim_range *r;
 	size_t mapped;
 
-	if (res)
-		return res;
 	pthread_mutex_lock(&sim_lock);
 	r = sim_range_find(va);
 	m = r ? LIST_FIRST(&r->mappings) : NULL;
@@ -307,14 +322,15 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 	return res;
 }
 
+/* As CUDA's, it needs no current context (a thread other than the allocating one may free). */
 CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
 {
-	CUresult res;
+	CUresult res = sim_check_init();
 
-	if (sim_nvp2p_mode() && sim_nvp2p_owns(dptr)) {
-		res = sim_check_ctx();
-		return res ? res : sim_nvp2p_free(dptr);
-	}
+	if (res)
+		return res;
+	if (sim_nvp2p_mode() && sim_nvp2p_owns(dptr))
+		return sim_nvp2p_free(dptr);
 	return free_simple(dptr, SIM_PHYS_DEVICE, SIM_PHYS_MANAGED);
 }
 
@@ -330,7 +346,9 @@ CUresult CUDAAPI cuMemAllocHost(void **pp, size_t bytesize)
 
 CUresult CUDAAPI cuMemFreeHost(void *p)
 {
-	return free_simple((uintptr_t)p, SIM_PHYS_HOST, SIM_PHYS_HOST);
+	CUresult res = sim_check_ctx();
+
+	return res ? res : free_simple((uintptr_t)p, SIM_PHYS_HOST, SIM_PHYS_HOST);
 }
 
 CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
@@ -512,6 +530,11 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 	LIST_FOREACH(m, &r->mappings, link)
 		if (m->va < end && ptr < m->va + m->size)
 			goto out_unlock;
+	/* Its data lives where it is mapped: a second place would be other memory. */
+	if (p->nvp2p && p->map_refs) {
+		res = CUDA_ERROR_NOT_SUPPORTED;
+		goto out_unlock;
+	}
 	res = mapping_add(r, ptr, size, p, CU_MEM_ACCESS_FLAGS_PROT_NONE);
 out_unlock:
 	pthread_mutex_unlock(&sim_lock);
@@ -661,6 +684,9 @@ CUresult CUDAAPI cuMemExportToShareableHandle(void *shareableHandle,
 	p = phys_by_handle(handle);
 	if (!p || !(p->prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
 		res = CUDA_ERROR_INVALID_VALUE;
+	} else if (p->nvp2p) {
+		/* nvp2p_sim memory has no fd to give. */
+		res = CUDA_ERROR_NOT_SUPPORTED;
 	} else {
 		fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0) {

@@ -6,6 +6,10 @@
  * dereferencing it faults), copies and memsets go through READ and WRITE, cuMemFree is FREE,
  * which fires the free callbacks of non-persistent pins as cudaFree does.
  *
+ * A VMM allocation made gpuDirectRDMACapable, as the real driver lets nvidia_p2p pin those, is
+ * nvp2p_sim memory too: each mapping of it is an allocation at the mapped address (ALLOC with
+ * AT_VA, the host address of the reservation), and its unmapping the FREE.
+ *
  * The control device ties an allocation to the process that made it and to the open file it
  * was made through. A fork child therefore gets a file of its own at its first call (the
  * parent's allocations are not its own, as a CUDA context does not survive fork), and what a
@@ -28,6 +32,7 @@ struct nvp2p_alloc {
 	size_t size;			/* bytes asked for */
 	unsigned long long buffer_id;
 	unsigned sync_memops;
+	bool vmm;			/* the mapping of a VMM allocation, not cuMemAlloc memory */
 };
 
 /* All under sim_lock. fd belongs to fd_pid; another pid is a fork child of it. */
@@ -52,9 +57,12 @@ static int nvp2p_dev(void)
 		/* A fork child: the parent's allocations stay the parent's. */
 		while ((n = LIST_FIRST(&nvp2p_allocs))) {
 			LIST_REMOVE(n, link);
+			/* A VMM mapping is counted by memory.c, as its own. */
+			if (!n->vmm) {
+				sim.counters.allocations--;
+				sim.counters.mappings--;
+			}
 			free(n);
-			sim.counters.allocations--;
-			sim.counters.mappings--;
 		}
 		close(nvp2p_fd);
 	}
@@ -79,51 +87,76 @@ static struct nvp2p_alloc *nvp2p_find(uintptr_t addr)
 	return NULL;
 }
 
-CUresult sim_nvp2p_alloc(CUdeviceptr *dptr, size_t size)
+/* ALLOC through this process's control file, at va if at is non-zero. Caller holds sim_lock. */
+static CUresult nvp2p_alloc_locked(uintptr_t at, size_t size, struct nvp2p_alloc **out)
 {
-	struct nvp2p_alloc *n;
+	struct nvp2p_alloc *n = calloc(1, sizeof(*n));
 	CUresult res;
 	int fd;
 
-	if (size == 0 || size > NVP2P_SIM_ALLOC_MAX)
-		return size ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
-	n = calloc(1, sizeof(*n));
 	if (!n)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	n->size = size;
 	n->a.size = size;
-	pthread_mutex_lock(&sim_lock);
+	if (at) {
+		n->a.flags = NVP2P_SIM_ALLOC_AT_VA;
+		n->a.va = at;
+		n->vmm = true;
+	}
 	fd = nvp2p_dev();
 	if (fd < 0 || ioctl(fd, NVP2P_SIM_IOC_ALLOC, &n->a)) {
 		res = fd >= 0 && errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_UNKNOWN;
-		pthread_mutex_unlock(&sim_lock);
 		free(n);
 		return res;
 	}
 	n->buffer_id = nvp2p_next_id++;
 	LIST_INSERT_HEAD(&nvp2p_allocs, n, link);
-	sim.counters.allocations++;
-	sim.counters.mappings++;
-	*dptr = n->a.va;
-	pthread_mutex_unlock(&sim_lock);
+	*out = n;
 	return CUDA_SUCCESS;
+}
+
+/* FREE n (its callbacks fire) and forget it. Caller holds sim_lock. */
+static CUresult nvp2p_free_locked(struct nvp2p_alloc *n)
+{
+	struct nvp2p_sim_free f = { .va = n->a.va };
+	CUresult res = CUDA_SUCCESS;
+
+	if (ioctl(nvp2p_fd, NVP2P_SIM_IOC_FREE, &f))
+		res = CUDA_ERROR_UNKNOWN;
+	LIST_REMOVE(n, link);
+	free(n);
+	return res;
+}
+
+CUresult sim_nvp2p_alloc(CUdeviceptr *dptr, size_t size)
+{
+	struct nvp2p_alloc *n;
+	CUresult res;
+
+	if (size == 0 || size > NVP2P_SIM_ALLOC_MAX)
+		return size ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&sim_lock);
+	res = nvp2p_alloc_locked(0, size, &n);
+	if (!res) {
+		sim.counters.allocations++;
+		sim.counters.mappings++;
+		*dptr = n->a.va;
+	}
+	pthread_mutex_unlock(&sim_lock);
+	return res;
 }
 
 CUresult sim_nvp2p_free(CUdeviceptr dptr)
 {
-	struct nvp2p_sim_free f = { .va = dptr };
 	struct nvp2p_alloc *n;
-	CUresult res = CUDA_SUCCESS;
+	CUresult res;
 
 	pthread_mutex_lock(&sim_lock);
 	n = nvp2p_find(dptr);
-	if (!n || n->a.va != dptr) {
+	if (!n || n->vmm || n->a.va != dptr) {
 		res = CUDA_ERROR_INVALID_VALUE;
 	} else {
-		if (ioctl(nvp2p_fd, NVP2P_SIM_IOC_FREE, &f))
-			res = CUDA_ERROR_UNKNOWN;
-		LIST_REMOVE(n, link);
-		free(n);
+		res = nvp2p_free_locked(n);
 		sim.counters.allocations--;
 		sim.counters.mappings--;
 	}
@@ -131,14 +164,44 @@ CUresult sim_nvp2p_free(CUdeviceptr dptr)
 	return res;
 }
 
+CUresult sim_nvp2p_map_locked(uintptr_t va, size_t size)
+{
+	struct nvp2p_alloc *n;
+
+	if (size > NVP2P_SIM_ALLOC_MAX)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return nvp2p_alloc_locked(va, size, &n);
+}
+
+/* In a fork child the parent's mappings are not in the list: nothing to free here. */
+void sim_nvp2p_unmap_locked(uintptr_t va)
+{
+	struct nvp2p_alloc *n = nvp2p_find(va);
+
+	if (n && n->vmm && n->a.va == va)
+		nvp2p_free_locked(n);
+}
+
 bool sim_nvp2p_owns(uintptr_t addr)
 {
+	struct nvp2p_alloc *n;
 	bool owns;
 
 	pthread_mutex_lock(&sim_lock);
-	owns = nvp2p_find(addr) != NULL;
+	n = nvp2p_find(addr);
+	owns = n && !n->vmm;
 	pthread_mutex_unlock(&sim_lock);
 	return owns;
+}
+
+bool sim_nvp2p_backs(uintptr_t addr)
+{
+	bool backs;
+
+	pthread_mutex_lock(&sim_lock);
+	backs = nvp2p_find(addr) != NULL;
+	pthread_mutex_unlock(&sim_lock);
+	return backs;
 }
 
 /* READ or WRITE; the whole range must lie in one allocation of this process. */
@@ -148,6 +211,9 @@ static CUresult nvp2p_rw(unsigned long cmd, uintptr_t va, void *buf, size_t n)
 	struct nvp2p_alloc *a = nvp2p_find(va);
 
 	if (!a || n > a->size - (va - a->a.va))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* VMM memory is only as accessible as cuMemSetAccess made it. */
+	if (a->vmm && sim_check_access(va, n, cmd == NVP2P_SIM_IOC_WRITE))
 		return CUDA_ERROR_INVALID_VALUE;
 	return ioctl(nvp2p_fd, cmd, &rw) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }

@@ -35,6 +35,7 @@ CUresult CUDAAPI cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVer
 	X(cuDevicePrimaryCtxRelease, 11000) \
 	X(cuCtxGetCurrent, 4000) \
 	X(cuCtxSetCurrent, 4000) \
+	X(cuCtxGetDevice, 2000) \
 	X(cuCtxSynchronize, 2000) \
 	X(cuPointerGetAttribute, 4000) \
 	X(cuPointerGetAttributes, 7000) \
@@ -71,8 +72,9 @@ static const struct {
 #define SIM_ENTRY(name, version) { #name, version, (void *)name },
 	SIM_ENTRY_POINTS(SIM_ENTRY)
 #undef SIM_ENTRY
-	/* cuCtxSynchronize took a context argument in CUDA 13.0. */
+	/* cuCtxSynchronize and cuCtxGetDevice took a context argument in CUDA 13.0. */
 	{ "cuCtxSynchronize", 13000, (void *)cuCtxSynchronize_v2 },
+	{ "cuCtxGetDevice", 13000, (void *)cuCtxGetDevice_v2 },
 };
 
 static bool hidden(const char *symbol)

@@ -99,6 +99,8 @@ struct sim_state {
 	u64 total_bytes;		/* backing held, for SIM_TOTAL_MAX */
 	u32 inject_count;
 	int inject_error;		/* negative */
+	u32 inject_put_count;
+	int inject_put_error;		/* negative */
 	struct nvp2p_sim_counts counts;	/* pins, persistent_pins, allocations only */
 	atomic64_t get_pages_calls;
 	atomic64_t put_pages_calls;

@@ -36,7 +36,14 @@
 #define NVP2P_SIM_ALLOC_CONTIGUOUS	0x2
 /* Order the 64 KiB chunks so that no two neighbours are physically adjacent. */
 #define NVP2P_SIM_ALLOC_SCATTERED	0x4
-#define NVP2P_SIM_ALLOC_FLAGS_ALL	0x7
+/*
+ * Place it at va (in: 64 KiB aligned, the whole range below NVP2P_SIM_VA_BASE, overlapping no
+ * allocation of this process, else EINVAL or EEXIST), as CUDA maps a VMM allocation where its
+ * caller reserved address space: the simulated CUDA driver passes the host address of its
+ * reservation.
+ */
+#define NVP2P_SIM_ALLOC_AT_VA		0x8
+#define NVP2P_SIM_ALLOC_FLAGS_ALL	0xf
 
 /* The largest allocation; the sim also caps the total it backs. */
 #define NVP2P_SIM_ALLOC_MAX		(256ULL << 20)
@@ -46,7 +53,7 @@ struct nvp2p_sim_alloc {
 	__u64 size;		/* in: bytes, rounded up to 64 KiB */
 	__u32 flags;		/* in: NVP2P_SIM_ALLOC_* */
 	__u32 va_space;		/* out: the allocation's P2P va_space token (non-zero) */
-	__u64 va;		/* out: 64 KiB-aligned fake GPU address */
+	__u64 va;		/* out: 64 KiB-aligned fake GPU address (in with AT_VA) */
 	__u64 p2p_token;	/* out: the allocation's P2P token (non-zero) */
 	__u64 mapped_size;	/* out: size rounded up to 64 KiB */
 };
@@ -84,6 +91,12 @@ struct nvp2p_sim_inject {
 	__u32 error;		/* in: a positive errno */
 };
 
+/*
+ * INJECT_PUT: the next count put_pages calls of either kind that would release a live pin fail
+ * with -error instead (EINVAL or EIO, what NVIDIA documents), and the pin stays: its pages stay
+ * pinned and, if non-persistent, its free callback still runs when the allocation is freed.
+ */
+
 #define NVP2P_SIM_IOC_ALLOC	_IOWR(NVP2P_SIM_IOCTL, 1, struct nvp2p_sim_alloc)
 #define NVP2P_SIM_IOC_FREE	_IOW(NVP2P_SIM_IOCTL, 2, struct nvp2p_sim_free)
 #define NVP2P_SIM_IOC_WRITE	_IOW(NVP2P_SIM_IOCTL, 3, struct nvp2p_sim_rw)
@@ -93,5 +106,6 @@ struct nvp2p_sim_inject {
 /* Run the module's own checks of its nvidia_p2p semantics in the caller's context; 0 or EIO
  * (details in the kernel log). */
 #define NVP2P_SIM_IOC_SELFTEST	_IO(NVP2P_SIM_IOCTL, 7)
+#define NVP2P_SIM_IOC_INJECT_PUT	_IOW(NVP2P_SIM_IOCTL, 8, struct nvp2p_sim_inject)
 
 #endif /* _UAPI_NVP2P_SIM_IOCTL_H */

@@ -140,10 +140,40 @@ struct sim_alloc *sim_alloc_lookup_locked(u64 va, u64 len, struct pid *owner)
 	return NULL;
 }
 
+/* Place a at the va AT_VA asked for, if no allocation of its process is there. */
+static int sim_alloc_place_locked(struct sim_alloc *a, u64 va)
+{
+	struct sim_alloc *other;
+
+	lockdep_assert_held(&sim.lock);
+	list_for_each_entry(other, &sim.allocs, node) {
+		if (other->owner == a->owner && va < other->va + other->size &&
+		    other->va < va + a->size)
+			return -EEXIST;
+	}
+	a->va = va;
+	return 0;
+}
+
+/* The next va of the sim's own range. */
+static int sim_alloc_place_next_locked(struct sim_alloc *a)
+{
+	u64 next;
+
+	lockdep_assert_held(&sim.lock);
+	/* A 64 KiB hole after each allocation: two allocations are never adjacent in va. */
+	if (check_add_overflow(sim.next_va, a->size + SIM_CHUNK_SIZE, &next) || next >= 1ULL << 63)
+		return -ENOMEM;
+	a->va = sim.next_va;
+	sim.next_va = next;
+	return 0;
+}
+
 int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req)
 {
+	bool at_va = req->flags & NVP2P_SIM_ALLOC_AT_VA;
 	struct sim_alloc *a;
-	u64 size, next;
+	u64 size;
 	int ret;
 
 	if (!req->size || req->size > NVP2P_SIM_ALLOC_MAX)
@@ -154,6 +184,10 @@ int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req)
 		return -EINVAL;
 	size = round_up(req->size, SIM_CHUNK_SIZE);
 	if ((req->flags & NVP2P_SIM_ALLOC_CONTIGUOUS) && size > NVP2P_SIM_CONTIGUOUS_MAX)
+		return -EINVAL;
+	/* Below the sim's own range, so the two never meet. */
+	if (at_va && (!req->va || !IS_ALIGNED(req->va, SIM_CHUNK_SIZE) ||
+		      req->va > NVP2P_SIM_VA_BASE - size))
 		return -EINVAL;
 
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
@@ -183,14 +217,11 @@ int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req)
 	a->owner = get_pid(task_tgid(current));
 
 	mutex_lock(&sim.lock);
-	/* A 64 KiB hole after each allocation: two allocations are never adjacent in va. */
-	if (check_add_overflow(sim.next_va, size + SIM_CHUNK_SIZE, &next) || next >= 1ULL << 63) {
+	ret = at_va ? sim_alloc_place_locked(a, req->va) : sim_alloc_place_next_locked(a);
+	if (ret) {
 		mutex_unlock(&sim.lock);
-		ret = -ENOMEM;
 		goto err_put_owner;
 	}
-	a->va = sim.next_va;
-	sim.next_va = next;
 	list_add_tail(&a->node, &sim.allocs);
 	list_add_tail(&a->ctx_node, &ctx->allocs);
 	sim.counts.allocations++;

@@ -232,10 +232,21 @@ int nvidia_p2p_get_pages_persistent(u64 virtual_address, u64 length,
 }
 EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages_persistent);
 
+/* The error an injected failure (INJECT_PUT) refuses this put_pages of a live pin with, or 0. */
+static int sim_put_refused_locked(void)
+{
+	lockdep_assert_held(&sim.lock);
+	if (!sim.inject_put_count)
+		return 0;
+	sim.inject_put_count--;
+	return sim.inject_put_error;
+}
+
 int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 virtual_address,
 			 struct nvidia_p2p_page_table *page_table)
 {
 	struct sim_pin *pin;
+	int ret;
 
 	might_sleep();
 	atomic64_inc(&sim.put_pages_calls);
@@ -275,6 +286,11 @@ int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 virtual_address,
 		sim_pin_put(pin);
 		return 0;
 	}
+	ret = sim_put_refused_locked();
+	if (ret) {
+		mutex_unlock(&sim.lock);
+		return ret;
+	}
 	list_del(&pin->alloc_node);
 	list_del(&pin->node);
 	sim.counts.pins--;
@@ -288,6 +304,7 @@ int nvidia_p2p_put_pages_persistent(u64 virtual_address,
 				    struct nvidia_p2p_page_table *page_table, u32 flags)
 {
 	struct sim_pin *pin;
+	int ret;
 
 	might_sleep();
 	atomic64_inc(&sim.put_pages_calls);
@@ -308,6 +325,11 @@ int nvidia_p2p_put_pages_persistent(u64 virtual_address,
 			   pin->va, virtual_address);
 		return -EINVAL;
 	}
+	ret = sim_put_refused_locked();
+	if (ret) {
+		mutex_unlock(&sim.lock);
+		return ret;
+	}
 	list_del(&pin->node);
 	sim.counts.pins--;
 	sim.counts.persistent_pins--;
@@ -323,6 +345,20 @@ int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
 	return 0;
 }
 EXPORT_SYMBOL_GPL(nvidia_p2p_free_page_table);
+
+/* Kept by NVIDIA for old consumers, and refused. */
+int nvidia_p2p_init_mapping(u64 p2p_token, struct nvidia_p2p_params *params,
+			    void (*destroy_callback)(void *data), void *data)
+{
+	return -ENOTSUPP;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_init_mapping);
+
+int nvidia_p2p_destroy_mapping(u64 p2p_token)
+{
+	return -ENOTSUPP;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_destroy_mapping);
 
 /*
  * Run the free callbacks of pins whose allocation is gone (sim_alloc_unlink_locked() made them
