@@ -59,6 +59,8 @@ int main(int argc, char **argv)
 
 	tool_fill_pattern(want, DEMO_SIZE, 2);
 	CU_CHECK(cuMemcpyHtoD(m.buf.ptr, want, DEMO_SIZE));
+	/* A copy from pageable memory may return before its DMA has landed in the GPU's memory. */
+	CU_CHECK(cuCtxSynchronize());
 	t0 = tool_now_us();
 	if (gdr_copy_from_mapping(m.mh, got, m.ptr, DEMO_SIZE))
 		tool_die("gdr_copy_from_mapping failed");
