@@ -386,13 +386,13 @@ const struct gdr_copy_impl *gdr_copy_table_impl(const struct gdr_copy_table *t, 
 }
 
 /*
- * The table the copies use. Written once, by copy_init_once under copy_once (tests and
- * benchmarks also install tables of their own, with no copy running); read without a lock
- * afterwards, since every copy through the public API follows the gdr_open that ran
- * gdr_copy_init. Until then it holds the generic routines, which are always correct.
+ * Written once, by copy_init_once under copy_once (tests and benchmarks also install tables of
+ * their own, with no copy running); read without a lock afterwards, since every copy through
+ * the public API follows the gdr_open that ran gdr_copy_init. Until then it holds the generic
+ * routines, which are always correct.
  */
 static pthread_once_t copy_once = PTHREAD_ONCE_INIT;
-static struct gdr_copy_table copy_table = {
+struct gdr_copy_table gdr_copy_active = {
 	.to = { 1, { SIZE_MAX }, { gdr_copy_store_generic }, { &impl_generic } },
 	.from = { 1, { SIZE_MAX }, { gdr_copy_load_generic }, { &impl_generic } },
 	.tiny_to_max = GDR_COPY_TINY_MAX,
@@ -416,7 +416,7 @@ static void copy_init_once(void)
 	gdr_dbg("CPU features for the copy routines: %s", features);
 	gdr_copy_table_describe(&t, line, sizeof(line));
 	gdr_info("%s", line);
-	copy_table = t;
+	gdr_copy_active = t;
 }
 
 void gdr_copy_init(void)
@@ -426,17 +426,17 @@ void gdr_copy_init(void)
 
 void gdr_copy_table_current(struct gdr_copy_table *t)
 {
-	*t = copy_table;
+	*t = gdr_copy_active;
 }
 
 void gdr_copy_table_install(const struct gdr_copy_table *t)
 {
-	copy_table = *t;
+	gdr_copy_active = *t;
 }
 
 int gdr_copy_impl_for(int to_device, size_t n)
 {
-	return gdr_copy_table_impl(&copy_table, to_device, n)->id;
+	return gdr_copy_table_impl(&gdr_copy_active, to_device, n)->id;
 }
 
 /* GDRCopy 2.6's rule, for both directions. */
@@ -454,53 +454,6 @@ enum gdr_copy_fence gdr_copy_fence_for(gdr_mapping_type_t type, int mixed)
 	return fence_for(type, mixed);
 }
 
-static inline __attribute__((always_inline)) void copy_fence(enum gdr_copy_fence f)
-{
-	if (f == GDR_COPY_FENCE_NONE)
-		return;
-#if defined(__x86_64__)
-	if (f == GDR_COPY_FENCE_FULL)
-		__asm__ volatile("mfence" : : : "memory");
-	else
-		__asm__ volatile("sfence" : : : "memory");
-#elif defined(__aarch64__)
-	if (f == GDR_COPY_FENCE_FULL)
-		__asm__ volatile("dmb sy" : : : "memory");
-	else
-		__asm__ volatile("dmb st" : : : "memory");
-#elif defined(__powerpc64__)
-	__asm__ volatile("sync" : : : "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
-/*
- * A tiny store into WC, inline: a flag or doorbell of whole aligned 8-byte words is that many
- * stores and nothing else; any other range takes the generic walk. Every access is one aligned
- * store of at most 8 bytes, so an aligned 4- or 8-byte flag is written atomically, as GDRCopy
- * writes it.
- */
-static inline __attribute__((always_inline)) void tiny_store(void *dst, const void *src,
-							      size_t n)
-{
-	if (!(((uintptr_t)dst | n) & 7)) {
-		for (size_t i = 0; i < n; i += 8) {
-			uint64_t v;
-
-			memcpy(&v, (const uint8_t *)src + i, 8);
-			*(volatile gdr_u64_alias *)((uint8_t *)dst + i) = v;
-		}
-	} else {
-		gdr_generic_store(dst, src, n);
-	}
-}
-
-static inline gdr_copy_fn dir_fn(const struct gdr_copy_dir *d, size_t n)
-{
-	return d->fn[gdr_copy_class_of(d, n)];
-}
-
 /*
  * DEVICE mappings (BlueField-3, GDRCopy's rule): memcpy when both pointers and the size are
  * 8-aligned, else accesses as wide as the device pointer's alignment allows.
@@ -510,13 +463,6 @@ static inline int device_aligned(const void *a, const void *b, size_t n)
 	return !(((uintptr_t)a | (uintptr_t)b | n) & 7);
 }
 
-/* The paths other than tiny WC stores, out of line so that the tiny path needs no stack frame. */
-static __attribute__((noinline)) void copy_to_wc(int mixed, void *dst, const void *src, size_t n)
-{
-	dir_fn(&copy_table.to, n)(dst, src, n);
-	copy_fence(mixed ? GDR_COPY_FENCE_FULL : GDR_COPY_FENCE_STORE);
-}
-
 static __attribute__((noinline)) void copy_to_other(gdr_mapping_type_t type, int mixed,
 						    void *dst, const void *src, size_t n)
 {
@@ -524,37 +470,45 @@ static __attribute__((noinline)) void copy_to_other(gdr_mapping_type_t type, int
 		gdr_generic_store(dst, src, n);
 	else
 		memcpy(dst, src, n);
-	copy_fence(fence_for(type, mixed));
+	gdr_copy_fence(fence_for(type, mixed));
 }
 
 /* Mapping types other than CACHING and DEVICE are write-combined (GDRCopy's default). */
 void gdr_copy_to_mapping_type(gdr_mapping_type_t type, int mixed, void *dst, const void *src,
 			      size_t n)
 {
-	if (__builtin_expect(type == GDR_MAPPING_TYPE_CACHING || type == GDR_MAPPING_TYPE_DEVICE,
-			     0)) {
+	const struct gdr_copy_dir *d = &gdr_copy_active.to;
+
+	if (type == GDR_MAPPING_TYPE_CACHING || type == GDR_MAPPING_TYPE_DEVICE) {
 		copy_to_other(type, mixed, dst, src, n);
-	} else if (n <= copy_table.tiny_to_max) {
-		/* Tiny stores: the latency-critical case (flags, doorbells). */
-		tiny_store(dst, src, n);
-		copy_fence(mixed ? GDR_COPY_FENCE_FULL : GDR_COPY_FENCE_STORE);
+	} else if (!mixed) {
+		gdr_copy_to_wc(dst, src, n);
 	} else {
-		copy_to_wc(mixed, dst, src, n);
+		if (n <= gdr_copy_active.tiny_to_max)
+			gdr_copy_tiny_store(dst, src, n);
+		else
+			d->fn[gdr_copy_class_of(d, n)](dst, src, n);
+		gdr_copy_fence(GDR_COPY_FENCE_FULL);
 	}
 }
 
 void gdr_copy_from_mapping_type(gdr_mapping_type_t type, int mixed, void *dst, const void *src,
 				size_t n)
 {
-	if (__builtin_expect(type != GDR_MAPPING_TYPE_CACHING && type != GDR_MAPPING_TYPE_DEVICE,
-			     1)) {
-		dir_fn(&copy_table.from, n)(dst, src, n);
-		copy_fence(mixed ? GDR_COPY_FENCE_FULL : copy_table.from_wc_fence);
+	const struct gdr_copy_dir *d = &gdr_copy_active.from;
+
+	if (type != GDR_MAPPING_TYPE_CACHING && type != GDR_MAPPING_TYPE_DEVICE) {
+		if (!mixed) {
+			gdr_copy_from_wc(dst, src, n);
+		} else {
+			d->fn[gdr_copy_class_of(d, n)](dst, src, n);
+			gdr_copy_fence(GDR_COPY_FENCE_FULL);
+		}
 		return;
 	}
 	if (type == GDR_MAPPING_TYPE_DEVICE && !device_aligned(dst, src, n))
 		gdr_generic_load(dst, src, n);
 	else
 		memcpy(dst, src, n);
-	copy_fence(fence_for(type, mixed));
+	gdr_copy_fence(fence_for(type, mixed));
 }

@@ -421,12 +421,17 @@ out_unlock:
 /*
  * Copies take no lock. The handle's mapping is looked up inside an announced copy (inflight.h),
  * so an unmap of the handle waits for the copy instead of pulling the mapping from under it.
+ *
+ * The common case (a thread that has copied before, not inside a copy, a write-combined mapping
+ * in a process whose mappings are all of one type) is one flat function that keeps nothing
+ * across its routine's call: tiny writes make no call at all. On a BAR, every instruction
+ * around a read's loads delays the next read's; docs/performance.md has the measurements.
+ * Everything else takes the general path, with the same checks and order.
  */
-static int copy_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
+/* A copy once its handle's mapping is known: the checks, then the dispatcher. */
+static int copy_to(gdr_mapping_type_t type, int mixed, void *map_d_ptr, const void *h_ptr,
+		   size_t size)
 {
-	int mixed = 0;
-	gdr_mapping_type_t type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
-
 	if (type == GDR_MAPPING_TYPE_NONE || (size && !h_ptr))
 		return EINVAL;
 	if (size)
@@ -434,11 +439,9 @@ static int copy_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t s
 	return 0;
 }
 
-static int copy_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+static int copy_from(gdr_mapping_type_t type, int mixed, void *h_ptr, const void *map_d_ptr,
+		     size_t size)
 {
-	int mixed = 0;
-	gdr_mapping_type_t type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
-
 	if (type == GDR_MAPPING_TYPE_NONE || (size && !h_ptr))
 		return EINVAL;
 	if (size)
@@ -446,32 +449,92 @@ static int copy_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t
 	return 0;
 }
 
-GDR_PUBLIC int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
-				   size_t size)
+/* The general path: a thread's first copy, a copy in a signal handler that interrupted one. */
+static __attribute__((noinline)) int copy_to_announced(gdr_mh_t handle, void *map_d_ptr,
+						       const void *h_ptr, size_t size)
 {
 	unsigned long leave;
 	struct gdr_inflight *r = gdr_inflight_enter(&leave);
-	int ret;
+	int mixed = 0, ret;
 
 	if (!r)
 		return ENOMEM;
-	ret = copy_to(handle, map_d_ptr, h_ptr, size);
+	ret = copy_to(gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed), mixed, map_d_ptr,
+		      h_ptr, size);
 	gdr_inflight_leave(r, leave);
 	return ret;
+}
+
+static __attribute__((noinline)) int copy_from_announced(gdr_mh_t handle, void *h_ptr,
+							 const void *map_d_ptr, size_t size)
+{
+	unsigned long leave;
+	struct gdr_inflight *r = gdr_inflight_enter(&leave);
+	int mixed = 0, ret;
+
+	if (!r)
+		return ENOMEM;
+	ret = copy_from(gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed), mixed, h_ptr,
+			map_d_ptr, size);
+	gdr_inflight_leave(r, leave);
+	return ret;
+}
+
+/*
+ * The rest of a copy that gdr_inflight_enter_outer announced, when it is not the common case:
+ * a tail call, so that the common case shares no code with it.
+ */
+static __attribute__((noinline)) int copy_to_other(gdr_mapping_type_t type, int mixed,
+						   void *map_d_ptr, const void *h_ptr, size_t size)
+{
+	int ret = copy_to(type, mixed, map_d_ptr, h_ptr, size);
+
+	gdr_inflight_leave_outer();
+	return ret;
+}
+
+static __attribute__((noinline)) int copy_from_other(gdr_mapping_type_t type, int mixed,
+						     void *h_ptr, const void *map_d_ptr,
+						     size_t size)
+{
+	int ret = copy_from(type, mixed, h_ptr, map_d_ptr, size);
+
+	gdr_inflight_leave_outer();
+	return ret;
+}
+
+GDR_PUBLIC int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
+				   size_t size)
+{
+	gdr_mapping_type_t type;
+	int mixed = 0;
+
+	if (__builtin_expect(!gdr_inflight_enter_outer(), 0))
+		return copy_to_announced(handle, map_d_ptr, h_ptr, size);
+	type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
+	if (__builtin_expect(type == GDR_MAPPING_TYPE_WC && !mixed && size && h_ptr, 1)) {
+		gdr_copy_to_wc(map_d_ptr, h_ptr, size);
+		gdr_inflight_leave_outer();
+		return 0;
+	}
+	return copy_to_other(type, mixed, map_d_ptr, h_ptr, size);
 }
 
 GDR_PUBLIC int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
 				     size_t size)
 {
-	unsigned long leave;
-	struct gdr_inflight *r = gdr_inflight_enter(&leave);
-	int ret;
+	gdr_mapping_type_t type;
+	int mixed = 0;
 
-	if (!r)
-		return ENOMEM;
-	ret = copy_from(handle, h_ptr, map_d_ptr, size);
-	gdr_inflight_leave(r, leave);
-	return ret;
+	if (__builtin_expect(!gdr_inflight_enter_outer(), 0))
+		return copy_from_announced(handle, h_ptr, map_d_ptr, size);
+	type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
+	if (__builtin_expect(type == GDR_MAPPING_TYPE_WC && !mixed && size && h_ptr, 1)) {
+		gdr_copy_from_wc(h_ptr, map_d_ptr, size);
+		gdr_inflight_leave_outer();
+		return 0;
+	}
+	return copy_from_other(type, mixed, h_ptr, map_d_ptr, size);
 }
 
 GDR_PUBLIC void gdr_runtime_get_version(int *major, int *minor)

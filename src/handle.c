@@ -16,10 +16,9 @@
  * At one pin every 100 ns through one slot, retiring it would take 20 days; the table loses one
  * slot of its million each time.
  */
-#define INDEX_BITS 20
-#define SLOTS_PER_CHUNK 1024u
-#define MAX_SLOTS ((1u << INDEX_BITS) - 1)
-#define MAX_CHUNKS ((MAX_SLOTS + SLOTS_PER_CHUNK - 1) / SLOTS_PER_CHUNK)
+#define INDEX_BITS GDR_HANDLE_INDEX_BITS
+#define SLOTS_PER_CHUNK GDR_HANDLE_SLOTS_PER_CHUNK
+#define MAX_SLOTS GDR_HANDLE_MAX_SLOTS
 #define GENERATION_MAX ((1ULL << (64 - INDEX_BITS)) - 1)
 
 _Static_assert(sizeof(unsigned long) == 8, "gdr_mh_t.h must hold 64 bits");
@@ -38,44 +37,27 @@ static uint64_t next_generation(uint64_t last)
 }
 #endif
 
-struct handle_slot {
-	_Atomic unsigned long tag;		/* the live handle value; 0 when free */
-	_Atomic(struct gdr *) owner;
-	_Atomic(struct gdr_memh *) mh;
-	_Atomic uintptr_t map_base;
-	_Atomic size_t map_size;
-	_Atomic int map_type;			/* GDR_MAPPING_TYPE_NONE when unmapped */
-	uint64_t generation;			/* of the last handle issued; under table_lock */
-	uint32_t next_free;			/* index + 1 of the next free slot; under table_lock */
-};
-
 /*
  * Protects next_unused, free_head, the slots' generation and next_free, chunk allocation and
  * mapped_count. Nests inside gdr->lock; nothing is taken inside it, so fork can take it too.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(struct handle_slot *) chunks[MAX_CHUNKS];
+_Atomic(struct gdr_handle_slot *) gdr_handle_chunks[GDR_HANDLE_MAX_CHUNKS];
 static uint32_t next_unused;
 static uint32_t free_head;
 static unsigned long mapped_count[GDR_MAPPING_TYPE_MAX];
-static _Atomic int mixed_mappings;
+_Atomic int gdr_handle_mixed;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
-static struct handle_slot *slot_at(uint32_t index)
+static struct gdr_handle_slot *slot_at(uint32_t index)
 {
-	struct handle_slot *chunk;
+	struct gdr_handle_slot *chunk;
 
 	if (index >= MAX_SLOTS)
 		return NULL;
-	chunk = atomic_load_explicit(&chunks[index / SLOTS_PER_CHUNK], memory_order_acquire);
+	chunk = atomic_load_explicit(&gdr_handle_chunks[index / SLOTS_PER_CHUNK],
+				     memory_order_acquire);
 	return chunk ? &chunk[index % SLOTS_PER_CHUNK] : NULL;
-}
-
-static struct handle_slot *slot_of(unsigned long h)
-{
-	uint32_t low = (uint32_t)(h & ((1UL << INDEX_BITS) - 1));
-
-	return low ? slot_at(low - 1) : NULL;
 }
 
 static uint32_t index_of(unsigned long h)
@@ -85,7 +67,7 @@ static uint32_t index_of(unsigned long h)
 
 static int slot_alloc(uint32_t *index)
 {
-	struct handle_slot *chunk;
+	struct gdr_handle_slot *chunk;
 
 	if (free_head) {
 		*index = free_head - 1;
@@ -98,7 +80,7 @@ static int slot_alloc(uint32_t *index)
 		chunk = calloc(SLOTS_PER_CHUNK, sizeof(*chunk));
 		if (!chunk)
 			return ENOMEM;
-		atomic_store_explicit(&chunks[next_unused / SLOTS_PER_CHUNK], chunk,
+		atomic_store_explicit(&gdr_handle_chunks[next_unused / SLOTS_PER_CHUNK], chunk,
 				      memory_order_release);
 	}
 	*index = next_unused++;
@@ -114,11 +96,11 @@ static void count_mapping(gdr_mapping_type_t type, int delta)
 	mapped_count[type] += delta;
 	for (int t = GDR_MAPPING_TYPE_NONE + 1; t < GDR_MAPPING_TYPE_MAX; t++)
 		types_in_use += mapped_count[t] != 0;
-	atomic_store_explicit(&mixed_mappings, types_in_use > 1, memory_order_relaxed);
+	atomic_store_explicit(&gdr_handle_mixed, types_in_use > 1, memory_order_relaxed);
 }
 
 /* Take the slot out of use; on the free list unless its generations are spent. Under table_lock. */
-static void slot_free(struct handle_slot *s, uint32_t index)
+static void slot_free(struct gdr_handle_slot *s, uint32_t index)
 {
 	atomic_store_explicit(&s->tag, 0, memory_order_release);
 	atomic_store_explicit(&s->map_type, GDR_MAPPING_TYPE_NONE, memory_order_relaxed);
@@ -149,14 +131,14 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	for (uint32_t i = 0; i < next_unused; i++) {
-		struct handle_slot *s = slot_at(i);
+		struct gdr_handle_slot *s = slot_at(i);
 
 		if (atomic_load_explicit(&s->tag, memory_order_relaxed))
 			slot_free(s, i);
 	}
 	for (int t = 0; t < GDR_MAPPING_TYPE_MAX; t++)
 		mapped_count[t] = 0;
-	atomic_store_explicit(&mixed_mappings, 0, memory_order_relaxed);
+	atomic_store_explicit(&gdr_handle_mixed, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&table_lock);
 }
 
@@ -167,7 +149,7 @@ static void fork_register(void)
 
 int gdr_handle_register(struct gdr_memh *mh)
 {
-	struct handle_slot *s;
+	struct gdr_handle_slot *s;
 	uint32_t index;
 	int ret;
 
@@ -190,7 +172,7 @@ out_unlock:
 
 void gdr_handle_publish_mapping(struct gdr_memh *mh)
 {
-	struct handle_slot *s = slot_of(mh->handle);
+	struct gdr_handle_slot *s = gdr_handle_slot_of(mh->handle);
 	gdr_mapping_type_t old;
 
 	pthread_mutex_lock(&table_lock);
@@ -211,7 +193,7 @@ void gdr_handle_publish_mapping(struct gdr_memh *mh)
 
 void gdr_handle_unregister(struct gdr_memh *mh)
 {
-	struct handle_slot *s = slot_of(mh->handle);
+	struct gdr_handle_slot *s = gdr_handle_slot_of(mh->handle);
 
 	pthread_mutex_lock(&table_lock);
 	count_mapping(atomic_load_explicit(&s->map_type, memory_order_relaxed), -1);
@@ -222,7 +204,7 @@ void gdr_handle_unregister(struct gdr_memh *mh)
 
 struct gdr_memh *gdr_handle_lookup(struct gdr *g, unsigned long h)
 {
-	struct handle_slot *s = slot_of(h);
+	struct gdr_handle_slot *s = gdr_handle_slot_of(h);
 	struct gdr_memh *mh;
 
 	if (!s || atomic_load_explicit(&s->tag, memory_order_acquire) != h)
@@ -237,26 +219,4 @@ struct gdr_memh *gdr_handle_lookup(struct gdr *g, unsigned long h)
 	if (atomic_load_explicit(&s->tag, memory_order_acquire) != h)
 		return NULL;
 	return mh;
-}
-
-gdr_mapping_type_t gdr_handle_mapping(unsigned long h, const void *ptr, size_t size, int *mixed)
-{
-	struct handle_slot *s = slot_of(h);
-	uintptr_t base, p = (uintptr_t)ptr;
-	size_t len;
-	int type;
-
-	if (!s || atomic_load_explicit(&s->tag, memory_order_acquire) != h)
-		return GDR_MAPPING_TYPE_NONE;
-	type = atomic_load_explicit(&s->map_type, memory_order_acquire);
-	base = atomic_load_explicit(&s->map_base, memory_order_relaxed);
-	len = atomic_load_explicit(&s->map_size, memory_order_relaxed);
-	/* Seqlock-style re-check: the slot was not retired while we read it. */
-	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&s->tag, memory_order_relaxed) != h)
-		return GDR_MAPPING_TYPE_NONE;
-	if (p < base || size > len || p - base > len - size)
-		return GDR_MAPPING_TYPE_NONE;
-	*mixed = atomic_load_explicit(&mixed_mappings, memory_order_relaxed);
-	return (gdr_mapping_type_t)type;
 }

@@ -72,6 +72,42 @@ static inline void gdr_inflight_leave(struct gdr_inflight *r, unsigned long leav
 }
 
 /*
+ * gdr_inflight_enter for the common case, a thread that has copied before and is not inside a
+ * copy: false, having changed nothing, otherwise (the caller then uses gdr_inflight_enter). It
+ * hands nothing back, so a copy keeps no value alive across its routine's call (every
+ * instruction around the loads of a read through a BAR costs: docs/performance.md).
+ */
+static inline __attribute__((always_inline)) bool gdr_inflight_enter_outer(void)
+{
+	struct gdr_inflight *r = gdr_inflight_self;
+	unsigned long s;
+
+	if (__builtin_expect(!r, 0))
+		return false;
+	s = atomic_load_explicit(&r->seq, memory_order_relaxed);
+	if (__builtin_expect(s & 1, 0))
+		return false;
+	atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
+	if (__builtin_expect(atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed), 0))
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+	return true;
+}
+
+/*
+ * Leave a copy that gdr_inflight_enter_outer announced. seq is still the odd value it stored: a
+ * copy in a signal handler meanwhile found it odd and left it alone.
+ */
+static inline __attribute__((always_inline)) void gdr_inflight_leave_outer(void)
+{
+	struct gdr_inflight *r = gdr_inflight_self;
+
+	atomic_store_explicit(&r->seq, atomic_load_explicit(&r->seq, memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
+/*
  * Wait until every other thread's copy that was under way when this was called has left. The
  * caller has already unpublished the mapping (gdr_handle_publish_mapping), so later copies cannot
  * find it. May sleep; takes only the registry's lock.

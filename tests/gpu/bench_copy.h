@@ -7,6 +7,8 @@
  *   library            gdr_copy_to/from_mapping with the automatic choice
  *   library:ROUTINE    the same with ROUTINE at every size (the library's choice if it were it)
  *   library_nofence    reads through gdr_copy_from_mapping with no fence after them
+ *   library_fenced     the library where membarrier is missing: each copy fences itself
+ *   path_*             variants of the public call (bench_paths.h), up to 4 KiB
  *   dispatcher         gdr_copy_to/from_mapping_type: the dispatcher, without the handle lookup
  *   routine            the automatic choice's routine called directly, then an sfence
  *   routine_nofence    the same without the sfence

@@ -6,8 +6,9 @@
  * each round times every method once (a batch of back-to-back calls lasting at least the
  * bucket), in an order rotated and shuffled each round, and checks the data the batch copied.
  * The figure of a method is its median over the rounds, with the spread. Then, for reads, the
- * latency of one read of data the GPU has just written (what a flag poll costs). It links the
- * library statically to reach the routines and install tables (copy_impl.h).
+ * latency of one read of data the GPU has just written (what a flag poll costs). Up to 4 KiB,
+ * the public call's steps and alternatives (bench_paths.c) run beside it. It links the library
+ * statically to reach the routines and install tables (copy_impl.h).
  *
  *   bench_copy_impls [-r ROUNDS] [-l LATENCY_ROUNDS] [-s MAX_SIZE] [-b BUCKET_US] [-t SECONDS]
  *                    [-c CSV] [-q]
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "bench_copy.h"
+#include "bench_paths.h"
 #include "bench_raw.h"
 #include "copy.h"
 #include "copy_impl.h"
@@ -32,6 +34,7 @@
 #include "gdrapi.h"
 #include "gdrcopy26_copy.h"
 #include "gpucommon.h"
+#include "inflight.h"
 
 #define MAX_ROUNDS 200
 #define MAX_METHODS 48
@@ -43,9 +46,11 @@
 #define UNALIGNED_HOST 3
 #define SLOW_US 10000.0			/* slower per call than this: not timed at that size */
 #define PLAIN_LOAD_MAX (64u << 10)	/* plain loads of WC are not timed above this */
+#define PATH_MAX_SIZE (4u << 10)	/* the public call's variants are not timed above this */
 
 enum kind {
 	K_LIBRARY,	/* gdr_copy_to/from_mapping, table installed */
+	K_PATH,		/* a variant of the public call (bench_paths.h), table installed */
 	K_DISPATCHER,	/* gdr_copy_to/from_mapping_type, table installed */
 	K_CALL,		/* fn, then an sfence if fence */
 	K_RAW,
@@ -57,7 +62,9 @@ struct method {
 	char name[48];
 	enum kind kind;
 	const struct gdr_copy_table *table;
+	int fenced;		/* K_LIBRARY: copies fence themselves, as without membarrier */
 	gdr_copy_fn fn;
+	const struct bench_path *path;
 	unsigned int width;
 	int fence;
 	long count;
@@ -85,6 +92,7 @@ static struct {
 	uint8_t *host_buf, *src_buf, *check_buf;	/* pinned (cuMemAllocHost) */
 	unsigned int cpu;
 	int rounds, lat_rounds, have_gdrcopy26, have_movdir64b;
+	int inflight_fence;	/* the library's own choice: copies fence themselves */
 	double bucket_us, deadline_ns;
 	struct gdr_copy_table auto_t, nofence_t;
 	/* [0]: loads, [1]: stores: the routines, and tables that use each at every size. */
@@ -162,6 +170,14 @@ static void run_calls(const struct scenario *sc, const struct method *m, long co
 			for (i = 0; i < count; i++)
 				gdr_copy_from_mapping(B.mh, host, dev, n);
 		break;
+	case K_PATH:
+		if (sc->to_device)
+			for (i = 0; i < count; i++)
+				m->path->to(B.mh, dev, host, n);
+		else
+			for (i = 0; i < count; i++)
+				m->path->from(B.mh, host, dev, n);
+		break;
 	case K_DISPATCHER:
 		if (sc->to_device)
 			for (i = 0; i < count; i++)
@@ -203,6 +219,8 @@ static void prepare(const struct scenario *sc, const struct method *m, uint64_t 
 {
 	if (m->table)
 		gdr_copy_table_install(m->table);
+	atomic_store_explicit(&gdr_inflight_fence, m->fenced ? 1 : B.inflight_fence,
+			      memory_order_relaxed);
 	if (sc->to_device)
 		fill(sc->host, sc->n, seed);
 	else
@@ -436,6 +454,26 @@ static void add_routines(struct scenario *sc)
 	}
 }
 
+/* The public call's variants, and the library as it runs where copies fence themselves. */
+static void add_paths(struct scenario *sc)
+{
+	const struct bench_path *paths;
+	size_t count;
+	struct method *m;
+
+	paths = bench_paths(&count);
+	for (size_t i = 0; i < count; i++) {
+		if (!(sc->to_device ? (void *)paths[i].to : (void *)paths[i].from))
+			continue;
+		m = add(sc, paths[i].method, K_PATH);
+		m->path = &paths[i];
+		m->table = &B.auto_t;
+	}
+	m = add(sc, "library_fenced", K_LIBRARY);
+	m->table = &B.auto_t;
+	m->fenced = 1;
+}
+
 static void add_gdrcopy26(struct scenario *sc)
 {
 	if (!B.have_gdrcopy26)
@@ -472,6 +510,8 @@ static int scenario_throughput(int to_device, int unaligned, size_t n)
 		if (!to_device)
 			add(&sc, "library_nofence", K_LIBRARY)->table = &B.nofence_t;
 		add(&sc, "dispatcher", K_DISPATCHER)->table = &B.auto_t;
+		if (n <= PATH_MAX_SIZE)
+			add_paths(&sc);
 		add_call(&sc, "routine", to_device ? cur->store : cur->load, 1);
 		if (!to_device)
 			add_call(&sc, "routine_nofence", cur->load, 0);
@@ -625,9 +665,11 @@ int main(int argc, char **argv)
 	const size_t *sizes = all_sizes;
 	size_t nsizes = sizeof(all_sizes) / sizeof(all_sizes[0]);
 	static const size_t unaligned_sizes[] = { 8, 16, 64, 256, 1 << 10, 4 << 10, 64 << 10 };
-	static const size_t latency_sizes[] = { 1, 4, 8, 16, 64, 256, 1 << 10, 4 << 10 };
+	static const size_t latency_sizes[] = {
+		1, 4, 8, 16, 32, 64, 128, 256, 512, 1 << 10, 2 << 10, 4 << 10,
+	};
 	struct bench_info info = { .current = current_routine };
-	char command[512] = "", setup_text[1024], choice[512], model[128], features[128], date[64];
+	char command[512] = "", setup_text[1536], choice[512], model[128], features[128], date[64];
 	const char *csv_path = NULL, *backends[] = { "?", "gdrdrv", "dmabuf", "vulkan" };
 	size_t max = 4 << 20, pin_size, bufsize;
 	int quick = 0, opt, backend = 0, ret = 1;
@@ -711,6 +753,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	B.cpu = gdr_cpu_features();
+	B.inflight_fence = atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed);
 	gdr_copy_table_current(&B.auto_t);
 	B.nofence_t = B.auto_t;
 	B.nofence_t.from_wc_fence = GDR_COPY_FENCE_NONE;
@@ -726,11 +769,15 @@ int main(int argc, char **argv)
 		 "%s; %s (%s); CUDA driver %d.%d; backend %s, mapping type %d (1: write-combined); "
 		 "a %zu MiB pin, copies at device offset %u KiB (unaligned: +%d, host +%d), host "
 		 "buffers from cuMemAllocHost; %d rounds (latency: %d), each timing every method once in "
-		 "an order rotated and shuffled each round, in batches of at least %.0f us.%s",
+		 "an order rotated and shuffled each round, in batches of at least %.0f us. %s%s",
 		 date, model, features, cu->driver_version / 1000, cu->driver_version % 1000 / 10,
 		 backend > 0 && backend < 4 ? backends[backend] : "?", (int)B.type,
 		 vmm.size >> 20, DEV_OFF >> 10, UNALIGNED_DEV, UNALIGNED_HOST, B.rounds,
 		 B.lat_rounds, B.bucket_us,
+		 B.inflight_fence ? "**Copies fence themselves here** (membarrier(PRIVATE_EXPEDITED) "
+				    "is not available), as in the library_fenced column." :
+				    "Copies do not fence themselves here (membarrier(PRIVATE_EXPEDITED) "
+				    "orders them for gdr_unmap).",
 		 B.have_gdrcopy26 ? "" : " This CPU cannot run GDRCopy 2.6's strategy (SSE4.1 and AVX2).");
 	info.title = "Copies through a mapping of GPU memory: the library against GDRCopy 2.6's "
 		     "strategy, raw accesses and cuMemcpy";
@@ -776,6 +823,7 @@ out:
 		ret = 0;
 	}
 	gdr_copy_table_install(&B.auto_t);
+	atomic_store_explicit(&gdr_inflight_fence, B.inflight_fence, memory_order_relaxed);
 	if (csv)
 		fclose(csv);
 	cu->cuMemFreeHost(B.check_buf);

@@ -9,11 +9,18 @@
 #include <string.h>
 
 #include "bench_copy.h"
+#include "bench_paths.h"
 #include "copy_impl.h"
 
 #define MAX_RESULTS 4096
 /* A routine within this factor of the fastest counts as fastest: the choice stays put in noise. */
 #define TIE 1.02
+/*
+ * A size class keeps one routine while it stays within this factor of the fastest at every size
+ * of the class: the medians of small copies move by more than TIE from run to run, and a row
+ * per size would follow that noise.
+ */
+#define CLASS_TIE 1.05
 
 static struct bench_result results[MAX_RESULTS];
 static int nresults;
@@ -303,61 +310,237 @@ static void where_time_goes(FILE *f, const struct bench_info *info, int to_devic
 	}
 }
 
-/* Runs of sizes with the same fastest routine, and the rows they make for copy.c. */
+/* The public call's steps and its alternatives (bench_paths.c), where they were timed. */
+static void public_call(FILE *f, const struct bench_info *info, int to_device)
+{
+	const char *methods[16], *cols[16];
+	const struct bench_path *paths;
+	int ncols = 0, rows = 0;
+	size_t count;
+
+	methods[ncols] = "routine";
+	cols[ncols++] = "routine + sfence";
+	methods[ncols] = "dispatcher";
+	cols[ncols++] = "dispatcher";
+	paths = bench_paths(&count);
+	for (size_t i = 0; i < count; i++) {
+		if (!(to_device ? (void *)paths[i].to : (void *)paths[i].from))
+			continue;
+		methods[ncols] = paths[i].method;
+		cols[ncols++] = paths[i].column;
+	}
+	methods[ncols] = "library";
+	cols[ncols++] = "library";
+	methods[ncols] = "library_fenced";
+	cols[ncols++] = "library, copies fenced";
+	cols[ncols] = "library - dispatcher";
+	for (int i = 0; i < info->nsizes; i++)
+		rows += find(0, to_device, 0, info->sizes[i], "path_before") != NULL;
+	if (!rows)
+		return;
+	fprintf(f, "\n### The public call, step by step\n\n"
+		   "From the routine through the dispatcher to gdr_copy_%s_mapping, median "
+		   "microseconds per call. Between the dispatcher and the public call: the "
+		   "dispatcher after 64 nops (as many instructions as the public call before added, "
+		   "doing nothing: equal to the call before, the count of instructions is the cost; "
+		   "equal to the dispatcher, what they do is), the dispatcher after the copy's "
+		   "announcement (the unmap guard) or after the handle lookup, each step alone; the "
+		   "public call as it was before it became one flat function; the flat call without "
+		   "the announcement (its floor)%s; the library's call; and the library as it runs "
+		   "where membarrier is missing and each copy fences itself.\n",
+		to_device ? "to" : "from",
+		to_device ? "" : ", and with the announcement ended before the store fence "
+				 "(nothing but the return after the fence)");
+	header(f, "size", cols, ncols + 1, NULL, to_device, NULL, 0);
+	for (int i = 0; i < info->nsizes; i++) {
+		size_t n = info->sizes[i];
+		const struct bench_result *lib = find(0, to_device, 0, n, "library");
+		const struct bench_result *disp = find(0, to_device, 0, n, "dispatcher");
+		char size[32];
+
+		if (!find(0, to_device, 0, n, "path_before"))
+			continue;
+		gdr_copy_size_name(n, size, sizeof(size));
+		fprintf(f, "| %s |", size);
+		for (int k = 0; k < ncols; k++)
+			fprintf(f, " %s |", cell(find(0, to_device, 0, n, methods[k]), 0));
+		if (usable(lib) && usable(disp))
+			fprintf(f, " %+.3f |\n", lib->median - disp->median);
+		else
+			fprintf(f, " - |\n");
+	}
+}
+
+/* The worst ratio of impl's dependent-read latency to the fastest routine's over sizes[lo..hi]. */
+static double latency_ratio(const struct bench_info *info, const char *impl, size_t lo, size_t hi)
+{
+	double worst = 0;
+
+	for (int i = 0; i < info->nlatency; i++) {
+		size_t n = info->latency_sizes[i];
+		const struct bench_result *best, *r = find_routine(1, 0, 0, n, impl);
+
+		if (n < lo || n > hi)
+			continue;
+		fastest_routine(info, 1, 0, 0, n, &best);
+		if (usable(best) && usable(r) && r->median / best->median > worst)
+			worst = r->median / best->median;
+	}
+	return worst;
+}
+
+/* impl's median over the fastest routine's at n, or 0 when either was not measured. */
+static double routine_ratio(const struct bench_info *info, int to_device, size_t n,
+			    const char *impl)
+{
+	const struct bench_result *best, *r = find_routine(0, to_device, 0, n, impl);
+
+	fastest_routine(info, 0, to_device, 0, n, &best);
+	return usable(best) && usable(r) ? r->median / best->median : 0;
+}
+
+/*
+ * Classes of sizes that one routine serves within CLASS_TIE of the fastest at each of their
+ * sizes, grown greedily from the smallest size, and the rows they make for copy.c: the library's
+ * current routine where it is within CLASS_TIE, else the routine with the best worst ratio over
+ * the longest class. Reads also show the dependent-read latency, which these rows do not weigh.
+ */
 static void classes(FILE *f, const struct bench_info *info, int to_device)
 {
 	static const char *const cols[] = {
-		"fastest routine", "library uses", "library uses / fastest (worst)"
+		"routine", "its worst / fastest", "library uses", "library uses / fastest (worst)",
+		"dependent read: routine / fastest (worst)",
 	};
 	size_t sizes[BENCH_MAX_SIZES], used = 0;
+	int nsizes = 0, nr = info->nroutines[to_device];
 	char rows[1024] = "";
-	int start = 0, nsizes = 0;
 
 	for (int i = 0; i < info->nsizes; i++)
 		if (measured(0, to_device, 0, info->sizes[i]))
 			sizes[nsizes++] = info->sizes[i];
 	fprintf(f, "\n### Copies %s WC\n", to_device ? "into" : "out of");
-	header(f, "sizes", cols, 3, NULL, to_device, NULL, 0);
-	for (int i = 0; i < nsizes; i++) {
-		size_t n = sizes[i];
-		const char *best = fastest_routine(info, 0, to_device, 0, n, NULL);
-		const char *next = i + 1 < nsizes ?
-			fastest_routine(info, 0, to_device, 0, sizes[i + 1], NULL) : NULL;
-		char lo[32], hi[32], worst[32] = "-", now[256] = "";
-		double w = 0;
+	header(f, "sizes", cols, to_device ? 4 : 5, NULL, to_device, NULL, 0);
+	for (int start = 0, end; start < nsizes; start = end + 1) {
+		double worst[BENCH_MAX_ROUTINES], w, lib_worst = 0, lat;
+		const char *pick = NULL, *cur = info->current(to_device, sizes[start]);
+		char lo[32], hi[32], now[256] = "";
+		int alive = 0, keep;
 
-		if (best && next && !strcmp(best, next))
-			continue;
-		/* The run sizes[start..i]: its worst ratio and the routines in use. */
-		for (int k = start; k <= i; k++) {
-			const struct bench_result *b, *c;
-			const char *cur = info->current(to_device, sizes[k]);
+		/*
+		 * Every routine within CLASS_TIE at sizes[start], then as far as one stays so;
+		 * only the library's current routine while it is within CLASS_TIE, so that the
+		 * suggestion changes only what the run shows to be slower.
+		 */
+		w = routine_ratio(info, to_device, sizes[start], cur);
+		keep = w > 0 && w <= CLASS_TIE;
+		for (int k = 0; k < nr; k++) {
+			const char *name = info->routines[to_device][k];
 
-			fastest_routine(info, 0, to_device, 0, sizes[k], &b);
-			c = find_routine(0, to_device, 0, sizes[k], cur);
-			if (usable(b) && usable(c) && c->median / b->median > w)
-				w = c->median / b->median;
-			if (!strstr(now, cur))
-				snprintf(now + strlen(now), sizeof(now) - strlen(now), "%s%s",
-					 now[0] ? ", " : "", cur);
+			w = routine_ratio(info, to_device, sizes[start], name);
+			worst[k] = w > 0 && w <= CLASS_TIE && (!keep || !strcmp(name, cur)) ? w : 0;
+			alive += worst[k] > 0;
 		}
-		if (w > 0)
-			snprintf(worst, sizeof(worst), "%.2fx", w);
+		for (end = start; alive && end + 1 < nsizes; end++) {
+			int next = 0;
+
+			if (keep && strcmp(info->current(to_device, sizes[end + 1]), cur))
+				break;
+
+			for (int k = 0; k < nr; k++) {
+				w = routine_ratio(info, to_device, sizes[end + 1],
+						  info->routines[to_device][k]);
+				next += worst[k] > 0 && w > 0 && w <= CLASS_TIE;
+			}
+			if (!next)
+				break;
+			for (int k = 0; k < nr; k++) {
+				w = routine_ratio(info, to_device, sizes[end + 1],
+						  info->routines[to_device][k]);
+				worst[k] = worst[k] > 0 && w > 0 && w <= CLASS_TIE ?
+					   (w > worst[k] ? w : worst[k]) : 0;
+			}
+		}
+		w = 0;
+		for (int k = 0; k < nr; k++) {
+			if (worst[k] > 0 && (!pick || worst[k] < w)) {
+				pick = info->routines[to_device][k];
+				w = worst[k];
+			}
+		}
+		for (int k = 0; k < nr; k++) {
+			if (worst[k] > 0 && worst[k] <= w * TIE &&
+			    !strcmp(info->routines[to_device][k], cur)) {
+				pick = cur;
+				w = worst[k];
+			}
+		}
+		for (int k = start; k <= end; k++) {
+			const char *c = info->current(to_device, sizes[k]);
+			double r = routine_ratio(info, to_device, sizes[k], c);
+
+			if (r > lib_worst)
+				lib_worst = r;
+			if (!strstr(now, c))
+				snprintf(now + strlen(now), sizeof(now) - strlen(now), "%s%s",
+					 now[0] ? ", " : "", c);
+		}
 		gdr_copy_size_name(sizes[start], lo, sizeof(lo));
-		gdr_copy_size_name(n, hi, sizeof(hi));
-		fprintf(f, "| %s - %s | %s | %s | %s |\n", lo, hi, best ? best : "-", now, worst);
-		if (i + 1 < nsizes)
-			used += snprintf(rows + used, sizeof(rows) - used, "{ %zu, %s }, ", n,
-					 best ? best : "?");
+		gdr_copy_size_name(sizes[end], hi, sizeof(hi));
+		fprintf(f, "| %s - %s | %s |", lo, hi, pick ? pick : "-");
+		fprintf(f, pick ? " %.2fx |" : " - |", pick ? w : 0);
+		fprintf(f, " %s |", now);
+		fprintf(f, lib_worst > 0 ? " %.2fx |" : " - |", lib_worst);
+		if (!to_device) {
+			lat = pick ? latency_ratio(info, pick, sizes[start], sizes[end]) : 0;
+			fprintf(f, lat > 0 ? " %.2fx |" : " - |", lat);
+		}
+		fprintf(f, "\n");
+		if (end + 1 < nsizes)
+			used += snprintf(rows + used, sizeof(rows) - used, "{ %zu, %s }, ",
+					 sizes[end], pick ? pick : "?");
 		else
 			used += snprintf(rows + used, sizeof(rows) - used, "{ SIZE_MAX, %s }",
-					 best ? best : "?");
+					 pick ? pick : "?");
 		if (used >= sizeof(rows))
 			used = sizeof(rows) - 1;
-		start = i + 1;
 	}
 	fprintf(f, "\nRows for `%s` in src/copy.c: `%s`\n", to_device ? "to_wc_rows" : "from_wc_rows",
 		rows);
+}
+
+/*
+ * What the public call adds to the dispatcher over [lo, hi], now and as it was before it became
+ * one flat function (path_before): the range of the differences of the medians.
+ */
+static void overhead(FILE *f, const struct bench_info *info, int to_device, size_t lo, size_t hi)
+{
+	double now[2] = { 1e9, -1e9 }, before[2] = { 1e9, -1e9 };
+	char a[32], b[32];
+
+	for (int i = 0; i < info->nsizes; i++) {
+		size_t n = info->sizes[i];
+		const struct bench_result *disp = find(0, to_device, 0, n, "dispatcher");
+		const struct bench_result *lib = find(0, to_device, 0, n, "library");
+		const struct bench_result *old = find(0, to_device, 0, n, "path_before");
+
+		if (n < lo || n > hi || !usable(disp) || !usable(lib) || !usable(old))
+			continue;
+		now[0] = lib->median - disp->median < now[0] ? lib->median - disp->median : now[0];
+		now[1] = lib->median - disp->median > now[1] ? lib->median - disp->median : now[1];
+		before[0] = old->median - disp->median < before[0] ? old->median - disp->median :
+								     before[0];
+		before[1] = old->median - disp->median > before[1] ? old->median - disp->median :
+								     before[1];
+	}
+	gdr_copy_size_name(lo, a, sizeof(a));
+	gdr_copy_size_name(hi, b, sizeof(b));
+	if (now[0] > now[1])
+		fprintf(f, "- The public %s call over the dispatcher, %s - %s: not measured\n",
+			to_device ? "write" : "read", a, b);
+	else
+		fprintf(f, "- The public %s call over the dispatcher, %s - %s: %+.3f to %+.3f us "
+			   "(the call before it was made flat: %+.3f to %+.3f us)\n",
+			to_device ? "write" : "read", a, b, now[0], now[1], before[0], before[1]);
 }
 
 /* Issue 12's targets, judged on this run's medians. */
@@ -412,6 +595,8 @@ static void targets(FILE *f, const struct bench_info *info)
 				   "%s: %s\n", size, bounds[i].max_us, us(lib->median),
 				lib->median <= bounds[i].max_us ? "met" : "**missed**");
 	}
+	overhead(f, info, 0, 16, 1024);
+	overhead(f, info, 1, 1, 64);
 	if (usable(lib8) && usable(raw8))
 		fprintf(f, "- An 8-byte write within 1.03x of a raw 8-byte store + sfence: %s against "
 			   "%s (%.3fx): %s\n", us(lib8->median), us(raw8->median),
@@ -473,6 +658,7 @@ void bench_report_print(const struct bench_info *info, FILE *md, FILE *csv)
 			    "when within %.0f%% of it).\n", dir ? "to" : "from", 100 * (TIE - 1));
 		routines(md, info, 0, dir, 0, info->sizes, info->nsizes);
 		where_time_goes(md, info, dir);
+		public_call(md, info, dir);
 		fprintf(md, "\n### Unaligned ends\n\nDevice offset +13 B, host +3 B; median "
 			    "microseconds per call.\n");
 		routines(md, info, 0, dir, 1, info->unaligned_sizes, info->nunaligned);
@@ -486,13 +672,17 @@ void bench_report_print(const struct bench_info *info, FILE *md, FILE *csv)
 	routines(md, info, 1, 0, 0, info->latency_sizes, info->nlatency);
 	targets(md, info);
 	fprintf(md, "\n## Size classes this run suggests\n\n"
-		    "For each size, the fastest routine as the library's choice (the one in use when "
-		    "within %.0f%% of it); a class ends where the fastest changes. src/copy.c's "
-		    "`to_wc_rows` and `from_wc_rows` take one row per class: its max is the class's "
-		    "largest measured size (the true boundary lies between it and the next size), "
-		    "then the fastest routine, then the routines for CPUs that lack its features. "
-		    "Check the unaligned and latency tables before adopting a row.\n",
-		100 * (TIE - 1));
+		    "From the tables of each routine as the library's choice: where the library's "
+		    "routine is within %.0f%% of the fastest, it keeps it; elsewhere a class grows from "
+		    "its smallest size for as long as one routine stays within that of the fastest "
+		    "at every size of it, and takes the routine of those with the best worst ratio. "
+		    "src/copy.c's `to_wc_rows` and `from_wc_rows` take "
+		    "one row per class: its max is the class's largest measured size (the true "
+		    "boundary lies between it and the next size), then the routine, then the "
+		    "routines for CPUs that lack its features. The rows weigh back-to-back calls "
+		    "only: check the dependent-read column (a read of data the GPU just wrote, as a "
+		    "flag poll or a payload after it) and the unaligned tables before adopting one.\n",
+		100 * (CLASS_TIE - 1));
 	classes(md, info, 0);
 	classes(md, info, 1);
 	if (!failures(md))

@@ -60,7 +60,7 @@ check-gpu: gpu-build
 # strategy, raw accesses) are built with the ISA flags they use; they check the CPU at run time.
 GPU_IMPLS_BENCH := $(GPU_DIR)/bench_copy_impls
 GPU_IMPLS_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_copy_impls.o bench_copy_report.o \
-	bench_raw.o gdrcopy26_copy.o)
+	bench_paths.o bench_raw.o gdrcopy26_copy.o)
 ifeq ($(ARCH_DIR),x86)
 $(OBJ)/tests/gpu/bench_raw.o: ISA_CFLAGS := -mavx2 -mavx512f
 $(OBJ)/tests/gpu/gdrcopy26_copy.o: ISA_CFLAGS := -msse4.1 -mavx2 -mmovdir64b

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Tier 1: bench_copy_impls -q on the simulated CUDA driver through the vulkan backend (over
 # lavapipe). Checks the program, not its numbers: it runs, every method's data check passes, the
-# report has its tables, verdicts and suggested rows, the CSV has a row per method and size, a
+# report has its tables (the public call's steps too), verdicts and suggested rows, the CSV has a
+# row per method and size, a
 # spent time budget leaves a report of what was measured, and it refuses bad options and skips
 # without a CUDA driver.
 . @LIB@
@@ -51,6 +52,10 @@ check_lines bench_routine_rows "$md" "^\| $sizes( \| (\*\*)?($num|-)(\*\*)?)+ \|
 check_lines bench_where_rows "$md" "^\| $sizes \| [a-z0-9_]+( \| ($num|-))+ \|\$" 10
 check_lines bench_latency_rows "$md" "^\| (1 B|8 B|64 B|1 KiB) \| $num ±[0-9]+% \|" 4
 check_lines bench_targets "$md" '^- (Reads at or below GDRCopy|Reads within 1\.5x|A (64 B|1 KiB) read at most|An 8-byte write within 1\.03x)' 5
+check_lines bench_step_tables "$md" '^\| size \| routine \+ sfence \| dispatcher \| public call before \| announce \+ dispatcher \| lookup \+ dispatcher \| 64 nops \+ dispatcher \| flat, not announced \|( flat, fence last \|)? library \| library, copies fenced \| library - dispatcher \|$' 2
+check_lines bench_step_rows "$md" "^\| (1 B|8 B|64 B|1 KiB)( \| $num){9,10} \| [-+]$num \|\$" 8
+check_lines bench_overhead "$md" "^- The public (read|write) call over the dispatcher, [0-9]+ B - [0-9]+ (B|KiB): [-+]$num to [-+]$num us \(the call before it was made flat: [-+]$num to [-+]$num us\)\$" 2
+check_lines bench_fence_note "$md" 'Copies (do not fence themselves here|\*\*fence themselves here)'
 check_lines bench_rows "$md" '^Rows for `(from|to)_wc_rows` in src/copy\.c: `(\{ [0-9]+, [a-z0-9_]+ \}, )*\{ SIZE_MAX, [a-z0-9_]+ \}`$' 2
 check_lines bench_csv_header "$csv" '^table,direction,ends,size,method,median_us,p25_us,p75_us,min_us,rounds,calls_per_round,data_check$'
 bad=$(grep -cv ',ok$' "$csv")
@@ -61,7 +66,10 @@ else
 fi
 for d in d2h h2d; do
 	for n in 1 8 64 1024 65536; do
-		for m in library library:generic cumemcpy; do
+		paths=
+		[ "$n" -le 4096 ] && paths="path_before path_announced path_looked_up path_nops path_unannounced library_fenced"
+		[ "$n" -le 4096 ] && [ $d = d2h ] && paths="$paths path_fence_last"
+		for m in library library:generic cumemcpy $paths; do
 			if ! grep -qE "^throughput,$d,aligned,$n,$m,$num,$num,$num,$num,3,[0-9]+,ok\$" "$csv"; then
 				result fail bench_csv_rows "no $m row for $d at $n B"
 				finish

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The public copy calls' variants (bench_paths.h). Built like the library (baseline ISA, the
+ * same CFLAGS) from the library's own inline parts, so that each differs from
+ * gdr_copy_to/from_mapping only in the step it names.
+ */
+#include <errno.h>
+
+#include "bench_paths.h"
+#include "copy.h"
+#include "handle.h"
+#include "inflight.h"
+
+/* The lookup out of line, as it was before the public calls inlined it. */
+static __attribute__((noinline)) gdr_mapping_type_t lookup_call(unsigned long h, const void *p,
+								 size_t n, int *mixed)
+{
+	return gdr_handle_mapping(h, p, n, mixed);
+}
+
+/*
+ * The public calls as they were: the announcement kept across the call, the lookup and the
+ * dispatcher out of line (each with its own frame), and one exit for every case.
+ */
+static int before_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
+{
+	unsigned long leave;
+	struct gdr_inflight *r = gdr_inflight_enter(&leave);
+	gdr_mapping_type_t type;
+	int mixed = 0, ret = 0;
+
+	if (!r)
+		return ENOMEM;
+	type = lookup_call(handle.h, map_d_ptr, size, &mixed);
+	if (type == GDR_MAPPING_TYPE_NONE || (size && !h_ptr))
+		ret = EINVAL;
+	else if (size)
+		gdr_copy_to_mapping_type(type, mixed, map_d_ptr, h_ptr, size);
+	gdr_inflight_leave(r, leave);
+	return ret;
+}
+
+static int before_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	unsigned long leave;
+	struct gdr_inflight *r = gdr_inflight_enter(&leave);
+	gdr_mapping_type_t type;
+	int mixed = 0, ret = 0;
+
+	if (!r)
+		return ENOMEM;
+	type = lookup_call(handle.h, map_d_ptr, size, &mixed);
+	if (type == GDR_MAPPING_TYPE_NONE || (size && !h_ptr))
+		ret = EINVAL;
+	else if (size)
+		gdr_copy_from_mapping_type(type, mixed, h_ptr, map_d_ptr, size);
+	gdr_inflight_leave(r, leave);
+	return ret;
+}
+
+/* The announcement and the dispatcher: what the lookup adds is the rest. */
+static int announced_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
+{
+	unsigned long leave;
+	struct gdr_inflight *r = gdr_inflight_enter(&leave);
+
+	(void)handle;
+	if (!r)
+		return ENOMEM;
+	gdr_copy_to_mapping_type(GDR_MAPPING_TYPE_WC, 0, map_d_ptr, h_ptr, size);
+	gdr_inflight_leave(r, leave);
+	return 0;
+}
+
+static int announced_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	unsigned long leave;
+	struct gdr_inflight *r = gdr_inflight_enter(&leave);
+
+	(void)handle;
+	if (!r)
+		return ENOMEM;
+	gdr_copy_from_mapping_type(GDR_MAPPING_TYPE_WC, 0, h_ptr, map_d_ptr, size);
+	gdr_inflight_leave(r, leave);
+	return 0;
+}
+
+/* The lookup (out of line) and the dispatcher: what the announcement adds is the rest. */
+static int looked_up_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
+{
+	int mixed = 0;
+	gdr_mapping_type_t type = lookup_call(handle.h, map_d_ptr, size, &mixed);
+
+	if (type == GDR_MAPPING_TYPE_NONE || !h_ptr)
+		return EINVAL;
+	gdr_copy_to_mapping_type(type, mixed, map_d_ptr, h_ptr, size);
+	return 0;
+}
+
+static int looked_up_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	int mixed = 0;
+	gdr_mapping_type_t type = lookup_call(handle.h, map_d_ptr, size, &mixed);
+
+	if (type == GDR_MAPPING_TYPE_NONE || !h_ptr)
+		return EINVAL;
+	gdr_copy_from_mapping_type(type, mixed, h_ptr, map_d_ptr, size);
+	return 0;
+}
+
+/*
+ * 64 instructions that do nothing, then the dispatcher: about what the path before added to the
+ * dispatcher in instructions, without its memory accesses. Equal to path_before: the count of
+ * instructions is the cost; equal to the dispatcher: it is what those instructions do.
+ */
+#define NOPS64 ".rept 64\n\tnop\n\t.endr"
+
+static int nops_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
+{
+	(void)handle;
+	__asm__ volatile(NOPS64);
+	gdr_copy_to_mapping_type(GDR_MAPPING_TYPE_WC, 0, map_d_ptr, h_ptr, size);
+	return 0;
+}
+
+static int nops_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	(void)handle;
+	__asm__ volatile(NOPS64);
+	gdr_copy_from_mapping_type(GDR_MAPPING_TYPE_WC, 0, h_ptr, map_d_ptr, size);
+	return 0;
+}
+
+/* Whether the flat path's common case holds: else the variants hand the copy to the library. */
+static inline int common_case(gdr_mapping_type_t type, int mixed, size_t size, const void *h_ptr)
+{
+	return type == GDR_MAPPING_TYPE_WC && !mixed && size && h_ptr;
+}
+
+/* The flat path without the announcement: what announcing costs in it is the rest. */
+static int flat_unannounced_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
+			       size_t size)
+{
+	int mixed = 0;
+	gdr_mapping_type_t type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
+
+	if (!common_case(type, mixed, size, h_ptr))
+		return gdr_copy_to_mapping(handle, map_d_ptr, h_ptr, size);
+	gdr_copy_to_wc(map_d_ptr, h_ptr, size);
+	return 0;
+}
+
+static int flat_unannounced_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
+				 size_t size)
+{
+	int mixed = 0;
+	gdr_mapping_type_t type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
+
+	if (!common_case(type, mixed, size, h_ptr))
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	gdr_copy_from_wc(h_ptr, map_d_ptr, size);
+	return 0;
+}
+
+/*
+ * Reads only: the flat path with the copy's announcement ended before the store fence, so that
+ * nothing but the return follows it. (Its loads have completed when the end of the announcement
+ * retires; writes must fence first, or the end could be seen before their data.)
+ */
+static int flat_fence_last_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
+				size_t size)
+{
+	const struct gdr_copy_dir *d = &gdr_copy_active.from;
+	gdr_mapping_type_t type;
+	int mixed = 0;
+
+	if (!gdr_inflight_enter_outer())
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
+	if (!common_case(type, mixed, size, h_ptr)) {
+		gdr_inflight_leave_outer();
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	}
+	d->fn[gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);
+	gdr_inflight_leave_outer();
+	gdr_copy_fence(gdr_copy_active.from_wc_fence);
+	return 0;
+}
+
+static const struct bench_path paths[] = {
+	{ "path_before", "public call before", before_to, before_from },
+	{ "path_announced", "announce + dispatcher", announced_to, announced_from },
+	{ "path_looked_up", "lookup + dispatcher", looked_up_to, looked_up_from },
+	{ "path_nops", "64 nops + dispatcher", nops_to, nops_from },
+	{ "path_unannounced", "flat, not announced", flat_unannounced_to, flat_unannounced_from },
+	{ "path_fence_last", "flat, fence last", NULL, flat_fence_last_from },
+};
+
+const struct bench_path *bench_paths(size_t *count)
+{
+	*count = sizeof(paths) / sizeof(paths[0]);
+	return paths;
+}

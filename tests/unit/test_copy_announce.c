@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The copies' announcements (src/inflight.h), through the public copy calls on the test
+ * backend: a thread's first copy makes its record; every later copy, whatever it returns
+ * (copied, stale handle, range outside the mapping, no host buffer, nothing to copy), leaves the
+ * record's seq even and two further on, so gdr_unmap never waits for a copy that has returned;
+ * and a copy made while the thread is inside one (a signal handler's: seq odd) still copies and
+ * checks, and leaves seq alone for the copy it interrupted.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fake_gpu.h"
+#include "gdrapi.h"
+#include "inflight.h"
+
+#define BUF 65536
+
+static gdr_mh_t mh, stale;
+static uint8_t *map;
+
+static unsigned long seq(void)
+{
+	return atomic_load_explicit(&gdr_inflight_self->seq, memory_order_relaxed);
+}
+
+/* One copy in each direction of n bytes at off; both must return want, and copy when 0. */
+static void copies(size_t off, size_t n, int want)
+{
+	uint8_t out[256], in[256];
+
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = (uint8_t)(i * 7 + off + n);
+	memset(in, 0, sizeof(in));
+	CHECK_RET(gdr_copy_to_mapping(mh, map + off, out, n), want);
+	CHECK_RET(gdr_copy_from_mapping(mh, in, map + off, n), want);
+	if (!want)
+		CHECK(!memcmp(in, out, n));
+}
+
+/* Each outcome of a copy, and how it leaves the record: even and advanced, or untouched. */
+static void outcomes(int nested)
+{
+	uint8_t host[8] = { 0 };
+	unsigned long before = seq();
+	/* Two calls per outcome, each two further on unless nested. */
+	unsigned long step = nested ? 0 : 2;
+
+	copies(0, 8, 0);
+	CHECK(seq() == before + 2 * step);
+	copies(13, 200, 0);
+	CHECK(seq() == before + 4 * step);
+	copies(BUF - 4, 8, EINVAL);		/* ends outside the mapping */
+	CHECK(seq() == before + 6 * step);
+	copies(0, 0, 0);			/* nothing to copy */
+	CHECK(seq() == before + 8 * step);
+	CHECK_RET(gdr_copy_to_mapping(stale, map, host, 8), EINVAL);
+	CHECK_RET(gdr_copy_from_mapping(stale, host, map, 8), EINVAL);
+	CHECK_RET(gdr_copy_to_mapping(mh, map, NULL, 8), EINVAL);
+	CHECK_RET(gdr_copy_from_mapping(mh, NULL, map, 8), EINVAL);
+	CHECK(seq() == before + 12 * step);
+	CHECK((seq() & 1) == (unsigned long)nested);
+}
+
+/* A thread that has never copied: its first copy makes its record and leaves it. */
+static void *first_copy(void *arg)
+{
+	uint64_t v = 0x0123456789abcdefull;
+	int *ok = arg;
+
+	*ok = !gdr_inflight_self && gdr_copy_to_mapping(mh, map + 64, &v, sizeof(v)) == 0 &&
+	      gdr_inflight_self && seq() == 2;
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t t;
+	void *va;
+	uint8_t *gpu;
+	gdr_t g;
+	int ok = 0;
+
+	setenv("GDRCOPY_BACKEND", "test", 1);
+	gpu = fake_gpu_alloc(BUF);
+	g = gdr_open();
+	if (!gpu || !g) {
+		fprintf(stderr, "setup failed\n");
+		return TEST_FAIL;
+	}
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, BUF, 0, 0, &stale), 0);
+	CHECK_RET(gdr_unpin_buffer(g, stale), 0);
+	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, BUF, 0, 0, &mh), 0);
+	CHECK_RET(gdr_map(g, mh, &va, BUF), 0);
+	map = va;
+
+	CHECK(pthread_create(&t, NULL, first_copy, &ok) == 0 && pthread_join(t, NULL) == 0);
+	CHECK(ok);
+
+	copies(0, 8, 0);
+	CHECK(gdr_inflight_self && !(seq() & 1));
+	outcomes(0);
+	/* Inside a copy, as a signal handler that interrupted one would be. */
+	atomic_store_explicit(&gdr_inflight_self->seq, seq() + 1, memory_order_relaxed);
+	outcomes(1);
+	atomic_store_explicit(&gdr_inflight_self->seq, seq() + 1, memory_order_relaxed);
+	outcomes(0);
+
+	CHECK_RET(gdr_unmap(g, mh, va, BUF), 0);
+	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+	CHECK_RET(gdr_close(g), 0);
+	fake_gpu_free(gpu);
+	return check_result("test_copy_announce");
+}
