@@ -43,14 +43,6 @@ static const struct gdr_copy_impl impl_sse41_blocks = {
 static const struct gdr_copy_impl impl_avx2 = {
 	GDR_COPY_IMPL_AVX2, "avx2", GDR_CPU_AVX2, 0, gdr_copy_store_avx2, gdr_copy_load_avx2, 0
 };
-static const struct gdr_copy_impl impl_avx2_blocks = {
-	GDR_COPY_IMPL_AVX2, "avx2_blocks", GDR_CPU_AVX2, 0, gdr_copy_store_avx2,
-	gdr_copy_load_avx2_blocks, 0
-};
-static const struct gdr_copy_impl impl_avx2_lines = {
-	GDR_COPY_IMPL_AVX2, "avx2_lines", GDR_CPU_AVX2, 0, gdr_copy_store_avx2,
-	gdr_copy_load_avx2_lines, 0
-};
 /* 65 us for a 64-byte and 129 us for a 128-byte AVX-512 streaming load on the H200's BAR. */
 static const struct gdr_copy_impl impl_avx512 = {
 	GDR_COPY_IMPL_AVX512, "avx512", GDR_CPU_AVX512F, 0, gdr_copy_store_avx512,
@@ -85,8 +77,6 @@ static const struct gdr_copy_impl *const impls[] = {
 	&impl_sse41,
 	&impl_sse41_blocks,
 	&impl_avx2,
-	&impl_avx2_blocks,
-	&impl_avx2_lines,
 	&impl_avx512,
 	&impl_movdir64b,
 	&impl_rep_movsb,
@@ -114,7 +104,7 @@ static const char *const impl_id_names[] = {
 	[GDR_COPY_IMPL_STP] = "stp",
 };
 /* The variants' names, which no id names. */
-static const char *const variant_names[] = { "sse41_blocks", "avx2_blocks", "avx2_lines" };
+static const char *const variant_names[] = { "sse41_blocks" };
 
 /*
  * The automatic choice. A copy of n bytes into (to_wc) or out of (from_wc) a write-combined
@@ -128,8 +118,14 @@ static const char *const variant_names[] = { "sse41_blocks", "avx2_blocks", "avx
  * store flavour is within noise below 1 KiB, so tiny stores stay generic, which the dispatcher
  * inlines; rep movsb (with ERMS) is the fastest from 64 KiB but 3-10% slower than AVX2 from 2
  * to 16 KiB; the stores of AVX2, AVX-512 and MOVDIR64B tie below 64 KiB. Out of WC, plain
- * loads read at 0.06 GB/s and streaming loads at 0.7-2.1 GB/s; AVX-512 streaming loads beat
- * AVX2 by 10-20% from 1 KiB up and are pathological below 256 B.
+ * loads read at 0.06 GB/s and streaming loads at 0.7-2.1 GB/s. Back to back, SSE4.1 loads are
+ * the fastest at 16 B (0.39 us against 0.58-0.64 for the others), sse41_blocks at 32 B (0.50
+ * against 0.62-0.74), AVX2 from 64 B to 512 B and AVX-512 from 1 KiB. But a read of data the
+ * GPU has just written, the read that matters (a flag poll, or the payload after it), takes one
+ * round trip to the GPU at 256 B with AVX-512's 64-byte loads (1.1 us) and two with any 32- or
+ * 16-byte loads (2.1 us); so AVX-512 takes over at 256 B, its load_min, although back to back
+ * it costs 0.18 us more there (0.99 against 0.81) and 0.32 us more at 512 B. Up to 64 B the
+ * block routines read in one round trip (sse41's walk needs two at 64 B).
  */
 #define ROW_PICKS 6
 
@@ -145,8 +141,10 @@ static const struct class_row to_wc_rows[] = {
 	{ SIZE_MAX, { &impl_rep_movsb, &impl_avx2, &impl_sse, &impl_generic } },
 };
 static const struct class_row from_wc_rows[] = {
-	{ 1024, { &impl_avx2, &impl_sse41, &impl_sse, &impl_generic } },
-	{ SIZE_MAX, { &impl_avx512, &impl_avx2, &impl_sse41, &impl_sse, &impl_generic } },
+	{ 16, { &impl_sse41, &impl_sse, &impl_generic } },
+	{ 32, { &impl_sse41_blocks, &impl_sse, &impl_generic } },
+	{ 255, { &impl_avx2, &impl_sse41_blocks, &impl_sse, &impl_generic } },
+	{ SIZE_MAX, { &impl_avx512, &impl_avx2, &impl_sse41_blocks, &impl_sse, &impl_generic } },
 };
 #elif defined(__aarch64__)
 static const struct class_row to_wc_rows[] = {

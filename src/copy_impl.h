@@ -32,8 +32,6 @@ void gdr_copy_load_sse41(void *dst, const void *src, size_t n);
 void gdr_copy_load_sse41_blocks(void *dst, const void *src, size_t n);
 void gdr_copy_store_avx2(void *dst, const void *src, size_t n);
 void gdr_copy_load_avx2(void *dst, const void *src, size_t n);
-void gdr_copy_load_avx2_blocks(void *dst, const void *src, size_t n);
-void gdr_copy_load_avx2_lines(void *dst, const void *src, size_t n);
 void gdr_copy_store_avx512(void *dst, const void *src, size_t n);
 void gdr_copy_load_avx512(void *dst, const void *src, size_t n);
 void gdr_copy_store_movdir64b(void *dst, const void *src, size_t n);
@@ -51,7 +49,7 @@ void gdr_copy_load_power(void *dst, const void *src, size_t n);
 struct gdr_copy_impl {
 	/*
 	 * GDR_COPY_IMPL_*: the routine's family, which gdr_get_attribute reports. A variant of a
-	 * family (avx2_blocks) shares the family's id and has a name of its own.
+	 * family (sse41_blocks) shares the family's id and has a name of its own.
 	 */
 	int id;
 	const char *name;	/* as GDRCOPY_COPY_IMPL takes it */

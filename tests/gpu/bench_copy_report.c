@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_copy_impls's report: markdown tables of its results, the verdicts on issue 12's
- * targets, the size classes the figures suggest for copy.c's table of rows, and every result
- * as CSV.
+ * bench_copy_impls's report: markdown tables of its results, the verdicts on the read and
+ * tiny-write targets, the size classes the figures suggest for copy.c's table of rows, and every
+ * result as CSV.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -543,7 +543,7 @@ static void overhead(FILE *f, const struct bench_info *info, int to_device, size
 			to_device ? "write" : "read", a, b, now[0], now[1], before[0], before[1]);
 }
 
-/* Issue 12's targets, judged on this run's medians. */
+/* The read and tiny-write targets, judged on this run's medians. */
 static void targets(FILE *f, const struct bench_info *info)
 {
 	static const struct {
@@ -578,7 +578,7 @@ static void targets(FILE *f, const struct bench_info *info)
 					 us(lib->median), us(raw->median));
 		}
 	}
-	fprintf(f, "\n## Against issue 12's targets (this run)\n\n");
+	fprintf(f, "\n## Against the targets (this run)\n\n");
 	fprintf(f, "- Reads at or below GDRCopy 2.6's strategy at every size: %s%s\n",
 		!compared ? "not measured" : slower[0] ? "**missed** at " : "met",
 		compared ? slower : "");
@@ -591,7 +591,7 @@ static void targets(FILE *f, const struct bench_info *info)
 
 		gdr_copy_size_name(bounds[i].n, size, sizeof(size));
 		if (usable(lib))
-			fprintf(f, "- A %s read at most %.2f us (the issue's 1.5x of its raw figure): "
+			fprintf(f, "- A %s read at most %.2f us (1.5x the raw loads' first figure): "
 				   "%s: %s\n", size, bounds[i].max_us, us(lib->median),
 				lib->median <= bounds[i].max_us ? "met" : "**missed**");
 	}

@@ -162,6 +162,25 @@ static int flat_unannounced_from(gdr_mh_t handle, void *h_ptr, const void *map_d
 	return 0;
 }
 
+/* The flat path without the lookup: what looking the handle up costs in it is the rest. */
+static int flat_unlooked_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
+{
+	if (!gdr_inflight_enter_outer())
+		return gdr_copy_to_mapping(handle, map_d_ptr, h_ptr, size);
+	gdr_copy_to_wc(map_d_ptr, h_ptr, size);
+	gdr_inflight_leave_outer();
+	return 0;
+}
+
+static int flat_unlooked_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	if (!gdr_inflight_enter_outer())
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	gdr_copy_from_wc(h_ptr, map_d_ptr, size);
+	gdr_inflight_leave_outer();
+	return 0;
+}
+
 /*
  * Reads only: the flat path with the copy's announcement ended before the store fence, so that
  * nothing but the return follows it. (Its loads have completed when the end of the announcement
@@ -193,6 +212,7 @@ static const struct bench_path paths[] = {
 	{ "path_looked_up", "lookup + dispatcher", looked_up_to, looked_up_from },
 	{ "path_nops", "64 nops + dispatcher", nops_to, nops_from },
 	{ "path_unannounced", "flat, not announced", flat_unannounced_to, flat_unannounced_from },
+	{ "path_unlooked", "flat, not looked up", flat_unlooked_to, flat_unlooked_from },
 	{ "path_fence_last", "flat, fence last", NULL, flat_fence_last_from },
 };
 

@@ -391,13 +391,19 @@ static const char *expected_auto(unsigned int cpu, int to_device, size_t n)
 #if defined(__x86_64__)
 	const char *vec = cpu & GDR_CPU_AVX2 ? "avx2" : cpu & GDR_CPU_SSE2 ? "sse" : "generic";
 
+	const char *sse41 = cpu & GDR_CPU_SSE41 && cpu & GDR_CPU_SSE2 ? "sse41" : NULL;
+
 	if (to_device)
 		return n <= 64 ? "generic" : n <= 16384 || !(cpu & GDR_CPU_ERMS) ? vec : "rep_movsb";
-	if (n > 1024 && (cpu & GDR_CPU_AVX512F))
+	if (!(cpu & GDR_CPU_SSE2))
+		return "generic";
+	if (n <= 16)
+		return sse41 ? sse41 : "sse";
+	if (n > 255 && (cpu & GDR_CPU_AVX512F))
 		return "avx512";
-	if (cpu & GDR_CPU_AVX2)
+	if (n > 32 && (cpu & GDR_CPU_AVX2))
 		return "avx2";
-	return cpu & GDR_CPU_SSE41 && cpu & GDR_CPU_SSE2 ? "sse41" : vec;
+	return sse41 ? "sse41_blocks" : "sse";
 #elif defined(__aarch64__)
 	if (to_device && n <= 64)
 		return "generic";
@@ -416,7 +422,9 @@ static const char *expected_auto(unsigned int cpu, int to_device, size_t n)
 /* The automatic choice for made-up CPUs: inline generic for tiny stores, the best loads. */
 static void test_auto(void)
 {
-	static const size_t sizes[] = { 0, 1, 64, 65, 256, 1024, 1025, 16384, 16385, 1 << 20 };
+	static const size_t sizes[] = {
+		0, 1, 16, 17, 32, 33, 64, 65, 255, 256, 1024, 1025, 16384, 16385, 1 << 20,
+	};
 	struct gdr_copy_table t;
 	char note[512], desc[512];
 
@@ -465,9 +473,9 @@ static void test_forced(void)
 	else if (gdr_copy_select(&t, GDR_CPU_SSE2, "avx2", note, sizeof(note)) != ENOTSUP ||
 		 !strstr(note, "lacks AVX2") || !strstr(note, "supports: generic memcpy sse rep_movsb;"))
 		bad = "avx2 on an SSE2-only CPU not refused with what that CPU supports";
-	else if (gdr_copy_select(&t, GDR_CPU_SSE2, "avx2_blocks", note, sizeof(note)) != ENOTSUP ||
-		 !strstr(note, "lacks AVX2"))
-		bad = "avx2_blocks on an SSE2-only CPU not refused";
+	else if (gdr_copy_select(&t, GDR_CPU_SSE2, "sse41_blocks", note, sizeof(note)) != ENOTSUP ||
+		 !strstr(note, "lacks SSE4.1"))
+		bad = "sse41_blocks on an SSE2-only CPU not refused";
 	else if (gdr_copy_select(&t, cpu, "rep_movsb", note, sizeof(note)) ||
 		 t.to.impl[0]->id != GDR_COPY_IMPL_REP_MOVSB ||
 		 t.from.impl[0] != auto_table.from.impl[0] ||
@@ -477,9 +485,9 @@ static void test_forced(void)
 	else if (gdr_copy_select(&t, 0, "neon", note, sizeof(note)) != ENOTSUP ||
 		 !strstr(note, "lacks ASIMD"))
 		bad = "neon without ASIMD not refused";
-	else if (gdr_copy_select(&t, cpu, "avx2_blocks", note, sizeof(note)) != EINVAL ||
+	else if (gdr_copy_select(&t, cpu, "sse41_blocks", note, sizeof(note)) != EINVAL ||
 		 !strstr(note, "another architecture"))
-		bad = "avx2_blocks not known as a routine of another architecture";
+		bad = "sse41_blocks not known as a routine of another architecture";
 #endif
 	if (bad)
 		test_report("fail", "forced_choice", "%s: %s", bad, note);

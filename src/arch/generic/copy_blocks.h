@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Loads that read the device only in whole aligned blocks of w bytes (16 or 32: one streaming
- * load each) and cut the range's ends out of a bounce buffer on the stack: the *_blocks and
- * *_lines routines, each of which passes its block and batch loads. Against copy_walk.h's loads they have no loop and no call at the
- * ends (a host copy of up to 64 bytes is at most two overlapping moves of one width), and a copy
- * of up to 64 bytes takes one straight path: on a BAR every instruction between two calls'
- * loads delays the next call's loads, so the ends should cost as little as the loads.
+ * load each) and cut the range's ends out of a bounce buffer on the stack: sse41_blocks and
+ * avx2, each of which passes its block and batch loads. Against copy_walk.h's loads they have
+ * no loop and no call at the ends (a host copy of up to 64 bytes is at most two overlapping
+ * moves of one width), and a copy of up to 64 bytes takes one straight path: on a BAR every
+ * instruction between two calls' loads delays the next call's loads, so the ends should cost
+ * as little as the loads.
  * The compiler inlines the loads each routine passes:
  *   load_block(host, dev): copy the w bytes at the w-aligned device address dev to host.
  */
