@@ -428,6 +428,7 @@ out_unlock:
  * around a read's loads delays the next read's; docs/performance.md has the measurements.
  * Everything else takes the general path, with the same checks and order.
  */
+
 /* A copy once its handle's mapping is known: the checks, then the dispatcher. */
 static int copy_to(gdr_mapping_type_t type, int mixed, void *map_d_ptr, const void *h_ptr,
 		   size_t size)

@@ -37,6 +37,15 @@ void gdr_inflight_init(void);
 /* This thread's record, made at its first copy; NULL when out of memory. */
 struct gdr_inflight *gdr_inflight_register(void);
 
+/* The announcement before the table lookup: a fence only where membarrier cannot supply it. */
+static inline __attribute__((always_inline)) void gdr_inflight_order(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed), 0))
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+}
+
 /*
  * Announce a copy; *leave is handed back to gdr_inflight_leave. Nests (a copy in a signal handler
  * that interrupted a copy: only the outer one counts). NULL only when the thread's first record
@@ -58,10 +67,7 @@ static inline struct gdr_inflight *gdr_inflight_enter(unsigned long *leave)
 		s += 2;
 	}
 	*leave = s;
-	if (__builtin_expect(atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed), 0))
-		atomic_thread_fence(memory_order_seq_cst);
-	else
-		atomic_signal_fence(memory_order_seq_cst);
+	gdr_inflight_order();
 	return r;
 }
 
@@ -88,10 +94,7 @@ static inline __attribute__((always_inline)) bool gdr_inflight_enter_outer(void)
 	if (__builtin_expect(s & 1, 0))
 		return false;
 	atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
-	if (__builtin_expect(atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed), 0))
-		atomic_thread_fence(memory_order_seq_cst);
-	else
-		atomic_signal_fence(memory_order_seq_cst);
+	gdr_inflight_order();
 	return true;
 }
 
