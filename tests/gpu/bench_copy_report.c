@@ -340,14 +340,14 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 		return;
 	fprintf(f, "\n### The public call, step by step\n\n"
 		   "From the routine through the dispatcher to gdr_copy_%s_mapping, median "
-		   "microseconds per call. Between the dispatcher and the public call: the "
-		   "dispatcher after 64 nops (as many instructions as the public call before added, "
-		   "doing nothing: equal to the call before, the count of instructions is the cost; "
-		   "equal to the dispatcher, what they do is), the dispatcher after the copy's "
-		   "announcement (the unmap guard) or after the handle lookup, each step alone; the "
-		   "public call as it was before it became one flat function; the flat call without "
-		   "the announcement (its floor)%s; the library's call; and the library as it runs "
-		   "where membarrier is missing and each copy fences itself.\n",
+		   "microseconds per call: the public call as it was before it became one flat "
+		   "function; the dispatcher after the copy's announcement (the unmap guard) or "
+		   "after the handle lookup, each step alone; the dispatcher after 88 nops, as many "
+		   "instructions as the call before added to a 16-byte read, doing nothing (equal "
+		   "to the call before: the count of instructions is the cost; equal to the "
+		   "dispatcher: what they do is); the flat call without the announcement or without "
+		   "the lookup%s; the library's call; and the library as it runs where membarrier "
+		   "is missing and each copy fences itself.\n",
 		to_device ? "to" : "from",
 		to_device ? "" : ", and with the announcement ended before the store fence "
 				 "(nothing but the return after the fence)");
