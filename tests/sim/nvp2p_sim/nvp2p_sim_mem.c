@@ -125,14 +125,14 @@ void sim_backing_put(struct sim_backing *b)
 	kref_put(&b->ref, sim_backing_release);
 }
 
-/* The allocation of owner (any owner if NULL) that holds all of [va, va + len), len > 0. */
-struct sim_alloc *sim_alloc_lookup_locked(u64 va, u64 len, struct pid *owner)
+/* The calling process's allocation that holds all of [va, va + len), len > 0. */
+struct sim_alloc *sim_alloc_lookup_locked(u64 va, u64 len)
 {
 	struct sim_alloc *a;
 
 	lockdep_assert_held(&sim.lock);
 	list_for_each_entry(a, &sim.allocs, node) {
-		if (owner && a->owner != owner)
+		if (!gdrdrv_process_is_current(&a->owner))
 			continue;
 		if (va >= a->va && len <= a->size && va - a->va <= a->size - len)
 			return a;
@@ -180,14 +180,14 @@ int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req)
 		ret = -ENOMEM;
 		goto err_unreserve;
 	}
-	a->owner = get_pid(task_tgid(current));
+	a->owner = gdrdrv_process_current();
 
 	mutex_lock(&sim.lock);
 	/* A 64 KiB hole after each allocation: two allocations are never adjacent in va. */
 	if (check_add_overflow(sim.next_va, size + SIM_CHUNK_SIZE, &next) || next >= 1ULL << 63) {
 		mutex_unlock(&sim.lock);
 		ret = -ENOMEM;
-		goto err_put_owner;
+		goto err_put_backing;
 	}
 	a->va = sim.next_va;
 	sim.next_va = next;
@@ -202,8 +202,7 @@ int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req)
 	req->va_space = a->va_space;
 	return 0;
 
-err_put_owner:
-	put_pid(a->owner);
+err_put_backing:
 	/* The backing's release returns the reservation. */
 	sim_backing_put(a->backing);
 	kfree(a);
@@ -237,7 +236,6 @@ static void sim_alloc_unlink_locked(struct sim_alloc *a, struct list_head *revok
 static void sim_alloc_destroy(struct sim_alloc *a)
 {
 	sim_backing_put(a->backing);
-	put_pid(a->owner);
 	kfree(a);
 }
 
@@ -248,7 +246,7 @@ int sim_alloc_free(u64 va)
 	struct sim_alloc *a;
 
 	mutex_lock(&sim.lock);
-	a = sim_alloc_lookup_locked(va, 1, task_tgid(current));
+	a = sim_alloc_lookup_locked(va, 1);
 	if (!a || a->va != va) {
 		mutex_unlock(&sim.lock);
 		return -EINVAL;
@@ -321,7 +319,7 @@ int sim_rw(u64 va, u64 len, void __user *buf, bool write)
 	if (!len)
 		return -EINVAL;
 	mutex_lock(&sim.lock);
-	a = sim_alloc_lookup_locked(va, len, task_tgid(current));
+	a = sim_alloc_lookup_locked(va, len);
 	if (!a) {
 		mutex_unlock(&sim.lock);
 		return -EINVAL;
