@@ -17,7 +17,9 @@
 #                                     nvidia.ko of those sources built for KDIR: symvers= ko=
 #   cache.sh dir                      the cache's directory
 # Environment: GDR_TEST_CACHE (default /var/cache/gdrcopy-test, where writable, else
-# ~/.cache/gdrcopy-test), GDR_DEBIAN_MIRROR (default http://deb.debian.org/debian).
+# ~/.cache/gdrcopy-test), GDR_DEBIAN_MIRROR (default http://deb.debian.org/debian),
+# GDR_TEST_OFFLINE (a reason: what needs the network skips with it at once, so that a run
+# without network pays the mirror's timeouts once, not once per item).
 set -euo pipefail
 
 # The reason goes to the caller's stdout even from inside a command substitution.
@@ -57,7 +59,8 @@ flock 9
 aptdir=$cache/apt
 apt_opts=(-o "Dir::Etc::SourceList=$aptdir/sources.list" -o "Dir::Etc::SourceParts=$aptdir/parts"
 	-o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache"
-	-o "Dir::Cache::archives=$aptdir/archives" -o APT::Sandbox::User=root -q)
+	-o "Dir::Cache::archives=$aptdir/archives" -o APT::Sandbox::User=root -q
+	-o Acquire::Retries=1 -o Acquire::http::Timeout=30)
 
 apt_setup() {
 	mkdir -p "$aptdir/parts" "$aptdir/lists/partial" "$aptdir/cache" "$aptdir/archives/partial" \
@@ -77,6 +80,7 @@ apt_setup() {
 
 apt_update() {
 	local log=$aptdir/update.log
+	[ -z "${GDR_TEST_OFFLINE:-}" ] || skip "$GDR_TEST_OFFLINE"
 	if ! timeout 600 apt-get "${apt_opts[@]}" update >"$log" 2>&1 ||
 	   grep -qE '^(W|E): Failed to fetch' "$log"; then
 		skip "cannot update the package lists from $mirror (no network?): $(grep -E '^(W|E):' "$log" | head -n 1)"
@@ -123,7 +127,8 @@ cmd_kernel() { # series [image]
 	if [ ! -f "$dir/ready" ]; then
 		apt_setup
 		local headers common kbuild
-		headers=$(dep_of "$(apt_download "linux-headers-amd64/$suite")" 'linux-headers-[^ ]*-amd64')
+		deb=$(apt_download "linux-headers-amd64/$suite")
+		headers=$(dep_of "$deb" 'linux-headers-[^ ]*-amd64')
 		rel=${headers#linux-headers-}
 		rel=${rel%%=*}
 		[ -n "$rel" ] || skip "cannot tell the kernel release of linux-headers-amd64 in $suite"
@@ -133,8 +138,10 @@ cmd_kernel() { # series [image]
 		common=$(dep_of "$deb" 'linux-headers-[^ ]*-common')
 		kbuild=$(dep_of "$deb" 'linux-kbuild-[^ ]*')
 		dpkg -x "$deb" "$dir/root"
-		dpkg -x "$(apt_download "$common")" "$dir/root"
-		dpkg -x "$(apt_download "${kbuild%%=*}/$suite")" "$dir/root"
+		deb=$(apt_download "$common")
+		dpkg -x "$deb" "$dir/root"
+		deb=$(apt_download "${kbuild%%=*}/$suite")
+		dpkg -x "$deb" "$dir/root"
 		# The headers' Makefile includes the common part by its installed path.
 		sed -i "s|^include /usr/src/|include $dir/root/usr/src/|" \
 			"$dir/root/usr/src/linux-headers-$rel/Makefile"
@@ -145,9 +152,9 @@ cmd_kernel() { # series [image]
 	rel=$(cat "$dir/release")
 	if [ -n "$want_image" ] && [ ! -f "$dir/image-ready" ]; then
 		apt_setup
+		deb=$(apt_download "linux-image-$rel/$suite")
 		# Only the kernel itself: the VM tier brings its own modules.
-		dpkg-deb --fsys-tarfile "$(apt_download "linux-image-$rel/$suite")" |
-			tar -xf - -C "$dir/root" "./boot/vmlinuz-$rel"
+		dpkg-deb --fsys-tarfile "$deb" | tar -xf - -C "$dir/root" "./boot/vmlinuz-$rel"
 		touch "$dir/image-ready"
 		rm -f "$aptdir"/debs/*.deb
 	fi

@@ -23,4 +23,4 @@ check-build: kbuild-prepare $(KBUILD_TESTS)
 CHECK_TESTS += $(KBUILD_TESTS)
 # pahole: 6.12's headers carry vmlinux, so modules get BTF; xz-utils: NVIDIA's sources are a
 # .tar.xz; binutils: nm and join for the symbol checks.
-CHECK_DEBS += dwarves xz-utils binutils coreutils sparse kmod
+CHECK_DEBS += dwarves xz-utils binutils coreutils sparse kmod debian-archive-keyring

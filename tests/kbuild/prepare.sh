@@ -38,7 +38,11 @@ item() { # name cache.sh-arguments...
 	rc=$?
 	case $rc in
 	0) echo "$out" >"$dir/$name.env" ;;
-	77) echo "$out" | tail -n 1 >"$dir/$name.env" ;;
+	77) echo "$out" | tail -n 1 >"$dir/$name.env"
+	    # No network: the items after this one skip at once.
+	    case $out in
+	    *"cannot update the package lists"*) export GDR_TEST_OFFLINE="${out#SKIP: }" ;;
+	    esac ;;
 	*) echo "FAIL: cache.sh $* exited $rc: $(tail -n 1 "$dir/$name.log")" >"$dir/$name.env" ;;
 	esac
 	printf '  %-48s %s\n' "$name" "$(head -n 1 "$dir/$name.env" | cut -c1-100)"
