@@ -14,7 +14,8 @@
 #       bookworm nvidia-kernel-source (535, non-free), trixie nvidia-kernel-source (550,
 #       non-free), bookworm|trixie nvidia-open-kernel-source (535, 550, contrib)
 #   cache.sh nvidia-module SUITE PACKAGE KDIR [CC]
-#                                     nvidia.ko of those sources built for KDIR: symvers= ko=
+#                                     nvidia.ko of those sources built for KDIR: symvers=
+#                                     (only its Module.symvers and build log are kept)
 #   cache.sh dir                      the cache's directory
 # Environment: GDR_TEST_CACHE (default /var/cache/gdrcopy-test, where writable, else
 # ~/.cache/gdrcopy-test), GDR_DEBIAN_MIRROR (default http://deb.debian.org/debian),
@@ -222,10 +223,12 @@ cmd_nvidia_module() { # suite package kdir [cc]
 			exit 1
 		fi
 		mv "$out.log" "$out/build.log"
+		# The tests need NVIDIA's exports, not the 100+ MB of objects.
+		find "$out" -mindepth 1 -maxdepth 1 ! -name Module.symvers ! -name build.log \
+			-exec rm -rf {} +
 		touch "$out/ready"
 	fi
 	echo "symvers=$out/Module.symvers"
-	echo "ko=$out/nvidia.ko"
 }
 
 case $1 in
