@@ -59,7 +59,7 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 		return -ENOMEM;
 	mutex_init(&fp->lock);
 	xa_init(&fp->mrs);
-	fp->owner = get_pid(task_tgid(current));
+	fp->owner = gdrdrv_process_current();
 	address_space_init_once(&fp->mapping);
 	/* The VFS reads f_mapping->host after ->open, and a_ops on fadvise and the like. */
 	fp->mapping.host = inode;
@@ -76,7 +76,6 @@ static int gdrdrv_release(struct inode *inode, struct file *filp)
 
 	gdrdrv_unpin_all(fp);
 	xa_destroy(&fp->mrs);
-	put_pid(fp->owner);
 	mutex_destroy(&fp->lock);
 	kfree(fp);
 	return 0;
@@ -153,6 +152,21 @@ static void gdrdrv_detect_platform(void)
 #endif
 }
 
+/*
+ * The proprietary flavor cannot mark its mappings shared in an Intel TDX guest (see
+ * gdrdrv_pgprot_wc()), so the CPU could not touch them: refuse to load rather than map wrong.
+ */
+static int gdrdrv_check_flavor_platform(void)
+{
+#if defined(CONFIG_X86) && !defined(GDRDRV_NVIDIA_OPENSOURCE) && defined(X86_FEATURE_TDX_GUEST)
+	if (boot_cpu_has(X86_FEATURE_TDX_GUEST)) {
+		pr_err("this build, for the proprietary NVIDIA driver, cannot map GPU memory in a TDX guest; build gdrdrv for the open NVIDIA driver\n");
+		return -EOPNOTSUPP;
+	}
+#endif
+	return 0;
+}
+
 static int __init gdrdrv_init(void)
 {
 	int ret;
@@ -162,6 +176,9 @@ static int __init gdrdrv_init(void)
 		pr_err("dev_mode 0%o is not a permission mode\n", dev_mode);
 		return -EINVAL;
 	}
+	ret = gdrdrv_check_flavor_platform();
+	if (ret)
+		return ret;
 	gdrdrv_misc.mode = dev_mode;
 	gdrdrv_detect_platform();
 

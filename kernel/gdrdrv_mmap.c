@@ -10,6 +10,7 @@
 #include "gdrdrv_priv.h"
 
 #include <linux/io.h>
+#include <linux/mem_encrypt.h>
 
 /* Which caching an mmap of mr gets when REQ_MAPPING_TYPE asked for nothing. */
 static bool gdrdrv_mr_can_cache(const struct gdrdrv_mr *mr)
@@ -30,12 +31,29 @@ static gdr_mr_type_t gdrdrv_mr_pick_type(const struct gdrdrv_mr *mr)
 	return GDR_MR_WC;
 }
 
+/*
+ * Write-combining and unencrypted: MMIO is never encrypted memory (SME, SEV, TDX), as
+ * io_remap_pfn_range() would say too. On x86, pgprot_writecombine() and, on kernels with
+ * confidential-computing support, pgprot_decrypted() (cc_mkdec) are GPL-only exports, which the
+ * proprietary flavor must not use. It builds the same bits from exports that are not, as GDRCopy
+ * does: cachemode2protval() gives the bits PAT programmed for WC (UC- when PAT is off, so no need
+ * to know whether it is on), and __sme_clr() clears AMD's encryption bit. Intel TDX's shared bit
+ * it cannot set: gdrdrv_init() refuses TDX guests in that flavor.
+ */
+static pgprot_t gdrdrv_pgprot_wc(pgprot_t prot)
+{
+#if defined(CONFIG_X86) && !defined(GDRDRV_NVIDIA_OPENSOURCE)
+	return __pgprot(__sme_clr(pgprot_val(prot) | cachemode2protval(_PAGE_CACHE_MODE_WC)));
+#else
+	return pgprot_decrypted(pgprot_writecombine(prot));
+#endif
+}
+
 static int gdrdrv_type_prot(gdr_mr_type_t type, pgprot_t *prot)
 {
 	switch (type) {
-	/* MMIO is never encrypted memory (SME, TDX); io_remap_pfn_range() would say the same. */
 	case GDR_MR_WC:
-		*prot = pgprot_decrypted(pgprot_writecombine(*prot));
+		*prot = gdrdrv_pgprot_wc(*prot);
 		return 0;
 	case GDR_MR_CACHING:
 		return 0;
@@ -165,6 +183,24 @@ static void gdrdrv_free_wc_runs(const struct nvidia_p2p_page_table *pt, u32 end)
 }
 
 /*
+ * Whether the kernel keeps its own memory type for pfn, which gdrdrv must leave alone: RAM. The
+ * proprietary flavor cannot ask page_is_ram(), which is GPL-only, nor call pfn_valid() itself,
+ * which takes rcu_read_unlock_strict() (GPL-only) in Debian's 5.10; virt_addr_valid() asks
+ * pfn_valid() inside the kernel. It also answers yes for device memory with struct pages
+ * (ZONE_DEVICE), whose owner set its type. Only x86 PAT reserves memory types.
+ */
+static bool gdrdrv_pfn_has_kernel_memtype(unsigned long pfn)
+{
+#ifdef GDRDRV_NVIDIA_OPENSOURCE
+	return page_is_ram(pfn);
+#elif defined(CONFIG_X86)
+	return virt_addr_valid(pfn_to_kaddr(pfn));
+#else
+	return true;
+#endif
+}
+
+/*
  * Under x86 PAT a PFN inserted at fault time gets the memory type recorded for its physical
  * range, UC- for MMIO nobody claimed: record WC for the pin's pages, as DRM drivers do for their
  * apertures. RAM (the test provider's pages) keeps its own type. A no-op without PAT. On failure
@@ -177,7 +213,8 @@ void gdrdrv_mr_reserve_wc(struct gdrdrv_mr *mr)
 	u32 i = 0;
 
 	lockdep_assert_held(&mr->sem);
-	if (!pt->entries || page_is_ram(pt->pages[0]->physical_address >> PAGE_SHIFT))
+	if (!pt->entries ||
+	    gdrdrv_pfn_has_kernel_memtype(pt->pages[0]->physical_address >> PAGE_SHIFT))
 		return;
 	while (i < pt->entries) {
 		u32 next = gdrdrv_run(pt, i, &phys, &len);

@@ -169,8 +169,12 @@ static bool gdrdrv_table_cacheable(const struct nvidia_p2p_page_table *pt)
 	    (pt->flags & NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE))
 		return true;
 #endif
-#if defined(CONFIG_ARM64) || defined(CONFIG_PPC64)
-	/* Coherent memory the kernel knows as RAM, e.g. onlined Grace HBM. */
+#if (defined(CONFIG_ARM64) || defined(CONFIG_PPC64)) && defined(GDRDRV_NVIDIA_OPENSOURCE)
+	/*
+	 * Coherent memory the kernel knows as RAM, e.g. onlined Grace HBM. page_is_ram() is
+	 * GPL-only: the proprietary flavor relies on the flag alone and maps such memory WC where
+	 * the driver does not set it (GDRCopy's proprietary build is slower there too).
+	 */
 	return gdrdrv_cpu_may_cache && pt->entries &&
 	       page_is_ram(pt->pages[0]->physical_address >> PAGE_SHIFT);
 #else

@@ -22,7 +22,6 @@
 #include <linux/kref.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
-#include <linux/pid.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/types.h>
@@ -30,6 +29,7 @@
 
 #include "gdrdrv_config.h"
 #include "gdrdrv.h"
+#include "gdrdrv_process.h"
 #include "nv-p2p.h"
 
 #define GDRDRV_GPU_PAGE_SHIFT 16
@@ -82,7 +82,7 @@ struct gdrdrv_file {
 	unsigned int nr_pins;		/* in mrs, or being pinned */
 	/* The first mmap offset no pin has had: offsets are handed out once, to successful pins. */
 	u64 next_handle;
-	struct pid *owner;		/* the opener's thread group; immutable, referenced */
+	struct gdrdrv_process owner;	/* the opener; immutable */
 	/* The file's f_mapping: only its VMAs, so a zap never touches another file's. */
 	struct address_space mapping;
 };
@@ -152,7 +152,7 @@ struct gdrdrv_pin_args {
 
 static inline bool gdrdrv_caller_is_owner(const struct gdrdrv_file *fp)
 {
-	return task_tgid(current) == fp->owner;
+	return gdrdrv_process_is_current(&fp->owner);
 }
 
 /* gdrdrv_pin.c */

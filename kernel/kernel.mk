@@ -1,6 +1,7 @@
 # gdrdrv.ko from the top level. "make modules" builds $(GDRDRV_KO) against KDIR (default: the
 # running kernel's build tree, if installed); plain "make" does too where KDIR exists, and says
-# in one line why it skips the module where not. NVIDIA_SRC_DIR as in kernel/Makefile.
+# in one line why it skips the module where not. NVIDIA_SRC_DIR, NVIDIA_FLAVOR (or
+# NVIDIA_IS_OPENSOURCE) and NVIDIA_SYMVERS as in kernel/Makefile.
 # For other parts: GDRDRV_KO is the module's path; "$(MAKE) modules KDIR=... GDRDRV_OUT=..." builds
 # it for another kernel (e.g. the VM tier's) into another directory.
 
@@ -17,6 +18,8 @@ CHECK_DEBS += linux-headers-$(shell dpkg --print-architecture 2>/dev/null || ech
 # like away from it, and pass on only what kbuild takes from a command line.
 GDRDRV_KBUILD_VARS = KDIR=$(abspath $(KDIR)) OUT=$(abspath $(GDRDRV_OUT)) \
 	NVIDIA_SRC_DIR=$(NVIDIA_SRC_DIR) \
+	$(foreach v,NVIDIA_FLAVOR NVIDIA_IS_OPENSOURCE,$(if $($(v)),$(v)=$($(v)))) \
+	$(if $(NVIDIA_SYMVERS),NVIDIA_SYMVERS=$(abspath $(NVIDIA_SYMVERS))) \
 	$(foreach v,W C V LLVM ARCH CROSS_COMPILE,$(if $(filter command line,$(origin $(v))),$(v)=$($(v))))
 
 .PHONY: modules modules-clean

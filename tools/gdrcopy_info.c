@@ -50,6 +50,31 @@ static const char *impl_name(int id)
 											   "unknown";
 }
 
+/*
+ * Which NVIDIA driver flavor the loaded gdrdrv was built for, from its
+ * /proc/driver/gdrdrv/params (GDRCopy's module writes the same line); NULL if it does not say.
+ */
+static const char *gdrdrv_flavor(char *buf, size_t len)
+{
+	static const char key[] = "Built for NVIDIA driver flavor: ";
+	FILE *f = fopen("/proc/driver/gdrdrv/params", "r");
+	const char *flavor = NULL;
+	char line[256];
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, sizeof(key) - 1)) {
+			snprintf(buf, len, "%.*s", (int)strcspn(line + sizeof(key) - 1, "\n"),
+				 line + sizeof(key) - 1);
+			flavor = buf;
+			break;
+		}
+	}
+	fclose(f);
+	return flavor;
+}
+
 /* In a child: open with backend forced (or the default choice for NULL), report through fds. */
 static void child_probe(const char *backend, int result_fd, int log_fd)
 {
@@ -234,9 +259,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (p.opened) {
+			char flavor[64];
+			const char *built_for = !strcmp(backends[i], "gdrdrv") ?
+						gdrdrv_flavor(flavor, sizeof(flavor)) : NULL;
+
 			any = 1;
-			printf("%-8s available (driver interface %d.%d, persistent %d)\n", backends[i],
-			       p.driver_major, p.driver_minor, p.persistent);
+			printf("%-8s available (driver interface %d.%d, persistent %d%s%s%s)\n",
+			       backends[i], p.driver_major, p.driver_minor, p.persistent,
+			       built_for ? ", built for the " : "", built_for ? built_for : "",
+			       built_for ? " NVIDIA driver" : "");
 		} else {
 			if (!strcmp(backends[i], "gdrdrv") && !exists("/dev/gdrdrv"))
 				gdrdrv_advice(p.why, sizeof(p.why));

@@ -1,8 +1,10 @@
 #!/bin/sh
 # DKMS's build of gdrdrv for one kernel (MAKE[0] in dkms.conf; the prebuilt kmod RPM uses it
 # too): kernel/Makefile against NVIDIA's own nv-p2p.h when the NVIDIA driver's sources are
-# installed, so that gdrdrv's imports carry the symbol versions of the nvidia.ko it will bind to;
-# otherwise against gdrdrv's declarations in nvidia/.
+# installed, so that gdrdrv's imports carry the symbol versions of the nvidia.ko it will bind to,
+# and for those sources' flavor (open or proprietary: kernel/README.md); otherwise against
+# gdrdrv's declarations in nvidia/. NVIDIA_FLAVOR=open|proprietary in the environment forces
+# the flavor; kernel/Makefile warns when the open one meets a proprietary driver.
 #   dkms-make.sh KERNEL_BUILD_DIR KERNEL_RELEASE [MAKE_ARGUMENTS...]
 set -eu
 kdir=$1

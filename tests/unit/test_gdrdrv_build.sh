@@ -1,12 +1,14 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: MIT
-# gdrdrv.ko builds without a single warning under W=1, and under sparse (C=1) where installed:
-# against kernel/nvidia/nv-p2p.h (R580: page table 2.0, persistent API), and against an
-# R515-style header (page table 1.2 without flags, persistence through a NULL callback), so every
-# branch of the nv-p2p #ifs compiles. Kernel tree: $GDRDRV_TEST_KDIR, else the running kernel's,
-# else the newest under /lib/modules.
+# gdrdrv.ko builds without a single warning under W=1, and under sparse (C=1) where installed,
+# against the installed kernel: for each NVIDIA driver flavor against kernel/nvidia/nv-p2p.h (R580:
+# page table 2.0, persistent API), where modinfo must name the flavor and the proprietary one must
+# pass the GPL-only import check; and against an R515-style header (page table 1.2 without flags,
+# persistence through a NULL callback), so every branch of the nv-p2p #ifs compiles. Other
+# kernels and NVIDIA's real sources: tests/kbuild. Kernel tree: $GDRDRV_TEST_KDIR, else the
+# running kernel's, else the newest under /lib/modules.
 set -u
-src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/../kbuild/kbuild_lib.sh"
 kdir=${GDRDRV_TEST_KDIR:-}
 if [ -z "$kdir" ]; then
 	for d in "/lib/modules/$(uname -r)/build" $(ls -d /lib/modules/*/build 2>/dev/null | sort -rV); do
@@ -20,42 +22,25 @@ if [ -z "$kdir" ] || [ ! -f "$kdir/Makefile" ]; then
 	echo "skip: no kernel build tree (install linux-headers or set GDRDRV_TEST_KDIR)"
 	exit 77
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrdrv-build.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-checker=
-command -v sparse >/dev/null 2>&1 && checker=C=1
-failed=0
 
-build() { # name, make arguments...
-	name=$1
-	shift
-	if ! make -C "$src/kernel" KDIR="$kdir" OUT="$tmp/$name" W=1 $checker "$@" \
-		>"$tmp/$name.log" 2>&1; then
-		echo "FAIL $name: the build failed:"
-		tail -n 30 "$tmp/$name.log"
-		failed=1
-		return
-	fi
-	if grep -iE 'warning|error:' "$tmp/$name.log"; then
-		echo "FAIL $name: the build warned (W=1 $checker)"
-		failed=1
-		return
-	fi
-	echo "ok   $name: W=1 $checker, no warnings"
-}
-
-build default
-ko=$tmp/default/gdrdrv.ko
-if [ -f "$ko" ] && command -v modinfo >/dev/null 2>&1; then
+for flavor in open proprietary; do
+	out=$tmp/$flavor
+	gdrdrv_build "$flavor" "$kdir" "$out" NVIDIA_FLAVOR=$flavor || continue
+	check_modinfo_flavor "$flavor" "$out/gdrdrv.ko" $flavor || continue
+	missing=
 	for want in 'license: *Dual MIT/GPL' 'version: *2\.6$' 'parm: *dbg_enabled' \
 		'parm: *info_enabled' 'parm: *use_persistent_mapping' 'parm: *dev_mode' \
 		'parm: *max_pins_per_file'; do
-		if ! modinfo "$ko" | grep -qE "^$want"; then
-			echo "FAIL modinfo: no line matching '$want'"
-			failed=1
-		fi
+		modinfo "$out/gdrdrv.ko" | grep -qE "^$want" || missing="$missing '$want'"
 	done
-fi
+	if [ -n "$missing" ]; then
+		result fail "$flavor" "modinfo has no line matching$missing"
+	elif [ $flavor = proprietary ] && ! grep -q 'no GPL-only kernel symbol imported' "$out.log"; then
+		result fail "$flavor" "the GPL-only import check did not run"
+	else
+		result pass "$flavor" "(W=1 $checker, $kdir)"
+	fi
+done
 
 # What an R515-R530 driver's kernel-open/nvidia directory offers.
 mkdir -p "$tmp/r515"
@@ -99,9 +84,6 @@ int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 virtual_address,
 int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table);
 #endif
 HDR
-build r515 NVIDIA_SRC_DIR="$tmp/r515"
-
-if [ "$failed" != 0 ]; then
-	exit 1
-fi
-echo "gdrdrv builds cleanly against $kdir"
+gdrdrv_build r515 "$kdir" "$tmp/r515-build" NVIDIA_SRC_DIR="$tmp/r515" &&
+	result pass r515 "(W=1 $checker)"
+[ "$failures" = 0 ]

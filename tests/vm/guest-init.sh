@@ -5,6 +5,11 @@
 # holds pins and works, leaking nothing, once it is killed. Last it unloads nvp2p_sim and
 # powers off.
 #
+# Both modules come in the NVIDIA driver flavor of the kernel command line's gdr_flavor (open or
+# proprietary: /gdr/modules/FLAVOR). Between the sim's cases and gdrdrv's, the pairing case
+# loads the other flavor's gdrdrv: next to the proprietary sim the open build must be refused by
+# the kernel (it uses GPL-only symbols), next to the open sim the proprietary build must load.
+#
 # Each case is one process (test_x NAME). After it, the kernel log is scanned for splats and
 # the sim's counters for pins, allocations or backing left behind, or contract misuses: any
 # of them fails the case even if it passed. So does a kernel log that wrapped over records
@@ -54,8 +59,17 @@ SPLAT="$SPLAT|circular locking|inconsistent lock state|refcount_t|KASAN|UBSAN|[K
 SPLAT="$SPLAT|soft lockup|blocked for more than|[Bb]ad page|list_(add|del) corruption"
 SPLAT="$SPLAT|stack-protector|double fault|nvp2p_sim: misuse"
 
-GDRDRV_KO=/gdr/modules/gdrdrv.ko
-SIM_KO=/gdr/modules/nvp2p_sim.ko
+FLAVOR=$(arg gdr_flavor)
+: "${FLAVOR:=open}"
+GDRDRV_KO=/gdr/modules/$FLAVOR/gdrdrv.ko
+SIM_KO=/gdr/modules/$FLAVOR/nvp2p_sim.ko
+# What the flavor looks like from inside: GDRCopy's word for it in gdrdrv's description and
+# /proc/driver/gdrdrv/params, and the taint flag that modules of the proprietary one carry.
+if [ "$FLAVOR" = proprietary ]; then
+	FLAVOR_WORD=proprietary OTHER_FLAVOR=open PAIRING_CASE=pairing/open_gdrdrv_refused
+else
+	FLAVOR_WORD=opensource OTHER_FLAVOR=proprietary PAIRING_CASE=pairing/proprietary_gdrdrv_loads
+fi
 SANITY=/gdr/bin/gdrcopy_sanity
 # The simulated CUDA driver, its cuMemAlloc memory from nvp2p_sim, for gdrcopy_sanity only.
 SANITY_ENV="LD_LIBRARY_PATH=/gdr/simcuda:/gdr/lib GDRCOPY_SIM_CUDA_NVP2P=/dev/nvp2p_sim"
@@ -98,13 +112,14 @@ fi
 
 HARNESS_CASES="kernel_log_overrun"
 SIM_PHASE_CASES="module_load"
-GDRDRV_PHASE_CASES="module_load"
+GDRDRV_PHASE_CASES="module_load flavor_reported"
 GDRDRV_TAIL_CASES="module_unload_refused_while_open module_unload_after_kill"
 
 plan() {
 	for n in $HARNESS_CASES; do wanted "harness/$n" && say "plan harness/$n"; done
 	for n in $SIM_PHASE_CASES; do wanted "sim/$n" && say "plan sim/$n"; done
 	cases_of s | while read -r prog name; do wanted "sim/$name" && say "plan sim/$name"; done
+	wanted $PAIRING_CASE && say "plan $PAIRING_CASE"
 	for phase in persistent nonpersistent; do
 		letter=$(echo $phase | cut -c1)
 		for n in $GDRDRV_PHASE_CASES; do wanted "$phase/$n" && say "plan $phase/$n"; done
@@ -227,6 +242,8 @@ run_shell_case() { # full-name function [nocounts]
 skip_phase() { # phase reason [loaded]: skip the phase's cases (but its load if "loaded")
 	if [ "$3" != loaded ]; then
 		for n in $GDRDRV_PHASE_CASES; do wanted "$1/$n" && say "skip $1/$n $2"; done
+	else
+		wanted "$1/flavor_reported" && say "skip $1/flavor_reported $2"
 	fi
 	cases_of "$(echo "$1" | cut -c1)" | while read -r prog name; do
 		wanted "$1/$name" && say "skip $1/$name $2"
@@ -270,6 +287,71 @@ load_gdrdrv() {
 	GDRDRV_KO=$GDRDRV_KO NVIDIA_MODULE=nvp2p_sim /gdr/bin/insmod.sh \
 		use_persistent_mapping=$PERSISTENT || return 1
 	echo "loaded: $(grep gdrdrv /proc/modules)"
+	# For flavor_reported: the case's log is cleared when it ends.
+	dmesg | grep 'gdrdrv.*built for the' | tail -n 1 >/tmp/gdrdrv_load_message
+}
+
+# Whether the kernel marked module $1 as tainted by a proprietary module ("P" in its taint).
+tainted_proprietary() {
+	grep -q P "/sys/module/$1/taint" 2>/dev/null
+}
+
+# gdrdrv says which flavor it was built for: /proc/driver/gdrdrv/params, its load message and
+# gdrcopy_info. Built for the proprietary driver, it loaded next to the proprietary sim only by
+# inheriting the sim's taint, as it would from nvidia.ko; built for the open one it has none.
+flavor_reported() {
+	want="Built for NVIDIA driver flavor: $FLAVOR_WORD"
+	grep -qx "$want" /proc/driver/gdrdrv/params ||
+		{ echo "FAIL: /proc/driver/gdrdrv/params lacks '$want':"; cat /proc/driver/gdrdrv/params; return 1; }
+	grep -q "built for the $FLAVOR_WORD NVIDIA driver" /tmp/gdrdrv_load_message ||
+		{ echo "FAIL: the load message does not name the $FLAVOR_WORD flavor: $(cat /tmp/gdrdrv_load_message)"; return 1; }
+	/gdr/bin/gdrcopy_info >/tmp/info.out 2>&1
+	grep -q "^gdrdrv .*built for the $FLAVOR_WORD NVIDIA driver" /tmp/info.out ||
+		{ echo "FAIL: gdrcopy_info does not report the $FLAVOR_WORD flavor:"; cat /tmp/info.out; return 1; }
+	taint=$(cat /sys/module/gdrdrv/taint)
+	if [ "$FLAVOR" = proprietary ]; then
+		tainted_proprietary gdrdrv ||
+			{ echo "FAIL: gdrdrv loaded next to the proprietary sim without its taint ('$taint')"; return 1; }
+	elif tainted_proprietary gdrdrv; then
+		echo "FAIL: gdrdrv is tainted proprietary ('$taint') next to the open sim"
+		return 1
+	fi
+	echo "gdrdrv reports the $FLAVOR_WORD flavor; its taint: '$taint'"
+}
+
+# The other flavor's gdrdrv next to this flavor's sim.
+pairing() {
+	other=/gdr/modules/$OTHER_FLAVOR/gdrdrv.ko
+	if [ "$FLAVOR" = proprietary ]; then
+		if insmod $other; then
+			rmmod gdrdrv
+			echo "FAIL: the open-flavor gdrdrv loaded next to the proprietary sim"
+			return 1
+		fi
+		# Whichever comes first in gdrdrv's symbol table decides the kernel's words
+		# (kernel/module/main.c, inherit_taint): a GPL-only symbol, and the sim's symbols are
+		# refused; a sim symbol, and gdrdrv inherits the proprietary taint, which then hides
+		# the GPL-only symbols.
+		refusal=$(dmesg | grep -E "gdrdrv: module using GPL-only symbols uses symbols .*from proprietary module nvp2p_sim|gdrdrv: Unknown symbol " | head -n 1)
+		if [ -z "$refusal" ]; then
+			echo "FAIL: insmod failed, but not with the kernel's refusal of the pairing:"
+			dmesg | tail -n 5
+			return 1
+		fi
+		if echo "$refusal" | grep -q 'Unknown symbol' &&
+		   ! dmesg | grep -q "gdrdrv: module uses symbols .*from proprietary module nvp2p_sim, inheriting taint"; then
+			echo "FAIL: an unknown symbol, but no inherited taint: $refusal"
+			return 1
+		fi
+		echo "refused, as it must be: $refusal"
+	else
+		insmod $other || { echo "FAIL: the proprietary-flavor gdrdrv did not load next to the open sim"; return 1; }
+		grep -qx "Built for NVIDIA driver flavor: proprietary" /proc/driver/gdrdrv/params ||
+			{ echo "FAIL: the loaded gdrdrv does not say proprietary"; rmmod gdrdrv; return 1; }
+		tainted_proprietary gdrdrv && { echo "FAIL: tainted proprietary next to the open sim"; rmmod gdrdrv; return 1; }
+		rmmod gdrdrv || { echo "FAIL: rmmod of the proprietary-flavor gdrdrv failed"; return 1; }
+		echo "the proprietary-flavor gdrdrv loads next to the open sim too"
+	fi
 }
 
 HOLDER=
@@ -344,6 +426,7 @@ run_phase() { # phase
 		skip_phase $phase "gdrdrv did not load (see $phase/module_load)" loaded
 		return
 	fi
+	run_shell_case $phase/flavor_reported flavor_reported
 	cases_of "$letter" >/tmp/phase_cases
 	while read -r prog name; do
 		run_prog_case "$phase/$name" "$prog" "$name"
@@ -359,7 +442,7 @@ run_phase() { # phase
 	grep -q '^gdrdrv ' /proc/modules && rmmod gdrdrv
 }
 
-log "kernel $(uname -r), $(nproc) CPU(s); case timeout ${CASE_TIMEOUT}s${FILTER:+, filter $FILTER}"
+log "kernel $(uname -r), $(nproc) CPU(s), $FLAVOR flavor; case timeout ${CASE_TIMEOUT}s${FILTER:+, filter $FILTER}"
 plan
 for prog in $LIST_FAILURES; do
 	say "fail list/${prog##*/} cannot list its cases: $("$prog" --list 2>&1 | head -n 1 | cut -c1-200)"
@@ -384,6 +467,11 @@ else
 	done
 fi
 
+if lsmod | grep -q '^nvp2p_sim '; then
+	run_shell_case $PAIRING_CASE pairing
+else
+	wanted $PAIRING_CASE && say "skip $PAIRING_CASE nvp2p_sim is not loaded"
+fi
 run_phase persistent
 run_phase nonpersistent
 

@@ -5,20 +5,27 @@
 # unset). A case the VM never finished fails (the one it was running) or is skipped (the ones
 # after it), with the reason; the guest console is kept in DIR/console.log and its tail is
 # printed when anything failed. Exits 77 with the reason when this machine cannot run the tier.
-#   run-vm.sh --kernel VMLINUZ --initramfs CPIO --dir DIR [--skip REASON]
+#   run-vm.sh --kernel VMLINUZ --initramfs CPIO --dir DIR [--flavor open|proprietary]
+#   run-vm.sh --skip REASON | --skip-from FILE
+# --flavor: which NVIDIA driver flavor the guest's modules play (default open). --skip-from: the
+# first line of FILE, "SKIP: reason" or "FAIL: reason" (tests/kbuild/prepare.sh's items), is the
+# verdict: the kernel to boot could not be had.
 # Environment: GDR_VM_TIMEOUT (whole run, s, default 270), GDR_VM_CASE_TIMEOUT (s, default 60),
 # GDR_VM_FILTER (ERE on case names, e.g. 'fork|unix'), GDR_VM_CPU (QEMU -cpu, default max),
 # GDR_VM_SMP (default 2), GDR_VM_SEED (the fuzz cases' seed), QEMU (default qemu-system-x86_64).
 set -u
 
-kernel= initramfs= dir= skip_reason=
+kernel= initramfs= dir= skip_reason= skip_from= flavor=open
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
 	--initramfs) initramfs=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
+	--flavor) flavor=$2; shift 2 ;;
 	--skip) skip_reason=$2; shift 2 ;;
-	*) echo "usage: $0 --kernel VMLINUZ --initramfs CPIO --dir DIR [--skip REASON]" >&2
+	--skip-from) skip_from=$2; shift 2 ;;
+	*) echo "usage: $0 --kernel VMLINUZ --initramfs CPIO --dir DIR [--flavor open|proprietary]" \
+		"| --skip REASON | --skip-from FILE" >&2
 	   exit 2 ;;
 	esac
 done
@@ -29,6 +36,18 @@ skip() {
 }
 
 [ -z "$skip_reason" ] || skip "$skip_reason"
+if [ -n "$skip_from" ]; then
+	line=$(head -n 1 "$skip_from" 2>/dev/null)
+	case $line in
+	"SKIP: "*) skip "${line#SKIP: }" ;;
+	"FAIL: "*) echo "$line"; exit 1 ;;
+	*) echo "FAIL: $skip_from says neither SKIP nor FAIL: $line"; exit 1 ;;
+	esac
+fi
+case $flavor in
+open|proprietary) ;;
+*) echo "run-vm.sh: --flavor $flavor: open or proprietary" >&2; exit 2 ;;
+esac
 [ "$(uname -m)" = x86_64 ] ||
 	skip "the VM tier runs x86_64 test programs in an x86_64 guest; this host is $(uname -m)"
 qemu=${QEMU:-qemu-system-x86_64}
@@ -51,7 +70,7 @@ rm -f "$console" "$raw"
 # turn some use-after-free bugs into loud ones.
 append="console=ttyS0,115200 rdinit=/init panic=-1 oops=panic softlockup_panic=1"
 append+=" hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=30 slub_debug=FZP"
-append+=" page_poison=1 mitigations=off loglevel=6 gdr_timeout=$case_timeout"
+append+=" page_poison=1 mitigations=off loglevel=6 gdr_timeout=$case_timeout gdr_flavor=$flavor"
 # Room for every case's log between two scans (the default 128 KiB wrapped during a fuzz that
 # logged each refused ioctl); the guest fails a case whose log wrapped all the same.
 append+=" log_buf_len=8M"
@@ -147,6 +166,6 @@ if [ $failed = 1 ]; then
 	fi
 fi
 n() { grep -c "^$1" "$dir/verdicts"; }
-echo "VM tier: $(n pass) passed, $(n fail) failed, $(n skip) skipped in ${elapsed}s;" \
+echo "VM tier ($(basename "$kernel"), $flavor flavor): $(n pass) passed, $(n fail) failed, $(n skip) skipped in ${elapsed}s;" \
 	"guest console: $console"
 [ $failed = 0 ]

@@ -1,35 +1,50 @@
-# Tier 2, the VM tier: nvp2p_sim.ko (tests/sim/nvp2p_sim) and gdrdrv.ko built against the
+# Tier 2, the VM tier: nvp2p_sim.ko (tests/sim/nvp2p_sim) and gdrdrv.ko built against a
 # distribution kernel's headers, the kernel-tier test programs (tests/vm/test_*.c), and an
 # initramfs holding them, and gdrcopy_sanity with the simulated CUDA driver (tests/sim/cuda, in
-# its nvp2p mode in the guest); $(VM_TIER) boots it under QEMU/TCG (tests/vm/run-vm.sh) and reports
-# one result per case. Where there are no headers or no kernel image the tier skips.
+# its nvp2p mode in the guest); run-vm.sh boots it under QEMU/TCG and reports one result per case.
+# Where there are no headers or no kernel image the tier skips.
 #
-# gdrdrv.ko comes from kernel/kernel.mk's "modules" target, built for this kernel into
-# $(VM_DIR)/gdrdrv; it resolves its nvidia_p2p imports against kernel.mk's stub at build time
-# and binds to nvp2p_sim's exports (same nv-p2p.h, same symbol versions) at load time. Without
-# kernel/kernel.mk the tier runs the sim's cases and skips gdrdrv's.
+# Two kernels: the installed Debian one (6.1 on bookworm) and bookworm-backports' 6.12, which
+# tests/kbuild/prepare.sh fetches into its cache (without network its runs skip with the reason).
+# Each kernel gets both NVIDIA driver flavors: nvp2p_sim and gdrdrv are built twice, open and
+# proprietary (see tests/sim/nvp2p_sim/nvp2p_sim.h), into one initramfs, and the tier boots once
+# per flavor: $(VM_DIR)/<kernel>/vm-tier-open and vm-tier-proprietary (guest-init.sh's
+# gdr_flavor). This make builds for one kernel, VM_KDIR (default: the installed one); the 6.12
+# build is a second make of the same rules (vm-build-6.12).
+#
+# gdrdrv.ko comes from kernel/kernel.mk's "modules" target; it resolves its nvidia_p2p imports
+# against kernel.mk's stub at build time and binds to nvp2p_sim's exports (same nv-p2p.h, same
+# symbol versions) at load time. Without kernel/kernel.mk the tier runs the sim's cases and
+# skips gdrdrv's.
 
 VM_DIR := $(BUILD)/vm
+VM_FLAVORS := open proprietary
+ifeq ($(VM_KDIR),)
 VM_KVER := $(shell tests/vm/kernel-release.sh)
 VM_KDIR := $(if $(VM_KVER),/lib/modules/$(VM_KVER)/build)
 VM_KERNEL := $(if $(VM_KVER),/boot/vmlinuz-$(VM_KVER))
+endif
+# The kernel's series (6.1, 6.12) names its directory of outputs; the programs are shared.
+VM_TAG := $(or $(shell echo '$(VM_KVER)' | cut -d. -f1,2),none)
+VM_KDIR_OUT := $(VM_DIR)/$(VM_TAG)
 
 # Kbuild runs with the kernel's own compiler (Debian's headers name it), not with CC= or any
 # other variable of our command line, which MAKEFLAGS would hand down.
 VM_KBUILD = env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL \
 	$(MAKE) --no-print-directory -C $(VM_KDIR) $(if $(Q),,V=1)
 
-NVP2P_SIM_DIR := $(VM_DIR)/nvp2p_sim
-NVP2P_SIM_KO := $(NVP2P_SIM_DIR)/nvp2p_sim.ko
 NVP2P_SIM_SRCS := tests/sim/nvp2p_sim/Kbuild $(sort $(wildcard tests/sim/nvp2p_sim/*.[ch]))
+VM_SIM_KOS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/nvp2p_sim-$(f)/nvp2p_sim.ko)
 
 # Built from a copy, so the source tree stays clean and each BUILD= has its own objects.
-$(NVP2P_SIM_KO): $(NVP2P_SIM_SRCS) kernel/nvidia/nv-p2p.h
-	@mkdir -p $(NVP2P_SIM_DIR)
+$(VM_KDIR_OUT)/nvp2p_sim-%/nvp2p_sim.ko: $(NVP2P_SIM_SRCS) kernel/nvidia/nv-p2p.h \
+		kernel/gdrdrv_process.h
+	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  KBUILD  $@")
-	$(Q)cp $(NVP2P_SIM_SRCS) $(NVP2P_SIM_DIR)/
-	$(Q)$(VM_KBUILD) M=$(abspath $(NVP2P_SIM_DIR)) NV_P2P_INC=$(abspath kernel/nvidia) W=1 \
-		modules >$(NVP2P_SIM_DIR)/build.log 2>&1 || { cat $(NVP2P_SIM_DIR)/build.log; exit 1; }
+	$(Q)cp $(NVP2P_SIM_SRCS) $(dir $@)
+	$(Q)$(VM_KBUILD) M=$(abspath $(dir $@)) NV_P2P_INC=$(abspath kernel/nvidia) \
+		GDRDRV_INC=$(abspath kernel) NVP2P_SIM_FLAVOR=$* W=1 \
+		modules >$(dir $@)build.log 2>&1 || { cat $(dir $@)build.log; exit 1; }
 
 # The programs that run inside the VM, and the runner's helper.
 VM_TESTS := $(patsubst tests/vm/%.c,$(VM_DIR)/bin/%,$(sort $(wildcard tests/vm/test_*.c)))
@@ -49,22 +64,26 @@ $(VMCTL): $(OBJ)/tests/vm/vmctl.o $(VM_HELPER_OBJ) $(LIB_SHARED)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_DIR)/$(LIB_SONAME)
 
-VM_INITRAMFS := $(VM_DIR)/initramfs.cpio
-VM_TIER := $(VM_DIR)/vm-tier
+VM_INITRAMFS := $(VM_KDIR_OUT)/initramfs.cpio
+VM_TIERS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/vm-tier-$(f))
 
 ifneq ($(wildcard kernel/kernel.mk),)
-VM_GDRDRV_KO := $(VM_DIR)/gdrdrv/gdrdrv.ko
+VM_GDRDRV_KOS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/gdrdrv-$(f)/gdrdrv.ko)
 # kernel.mk's target is phony: kbuild decides what is out of date.
-$(VM_GDRDRV_KO): FORCE_VM_TIER
-	$(Q)$(MAKE) --no-print-directory modules KDIR=$(VM_KDIR) GDRDRV_OUT=$(abspath $(dir $@))
+$(VM_KDIR_OUT)/gdrdrv-%/gdrdrv.ko: FORCE_VM_TIER
+	$(Q)$(MAKE) --no-print-directory modules KDIR=$(VM_KDIR) GDRDRV_OUT=$(abspath $(dir $@)) \
+		NVIDIA_FLAVOR=$*
 endif
 
-ifneq ($(VM_KVER),)
-VM_RUN_ARGS := --kernel $(VM_KERNEL) --initramfs $(abspath $(VM_INITRAMFS)) \
-	--dir $(abspath $(VM_DIR))
+ifneq ($(VM_SKIP_FROM),)
+VM_RUN_ARGS = --skip-from $(VM_SKIP_FROM)
+VM_BUILD :=
+else ifneq ($(VM_KVER),)
+VM_RUN_ARGS = --kernel $(VM_KERNEL) --initramfs $(abspath $(VM_INITRAMFS)) \
+	--dir $(abspath $(VM_KDIR_OUT))/$* --flavor $*
 VM_BUILD := $(VM_INITRAMFS)
 else
-VM_RUN_ARGS := --skip "no kernel headers with a matching /boot/vmlinuz (apt-get install \
+VM_RUN_ARGS = --skip "no kernel headers with a matching /boot/vmlinuz (apt-get install \
 linux-headers-amd64 linux-image-amd64)"
 VM_BUILD :=
 endif
@@ -74,31 +93,50 @@ endif
 VM_SANITY := $(TOOLS_BIN)/gdrcopy_sanity
 
 $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VMCTL) \
-		$(LIB_SHARED) $(NVP2P_SIM_KO) $(VM_GDRDRV_KO) $(VM_SANITY) $(SIM_CUDA_LIB) insmod.sh
+		$(LIB_SHARED) $(VM_SIM_KOS) $(VM_GDRDRV_KOS) $(VM_SANITY) $(TOOLS_BIN)/gdrcopy_info \
+		$(SIM_CUDA_LIB) insmod.sh
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)tests/vm/mkinitramfs.sh $@ tests/vm/guest-init.sh $(LIB_DIR) \
 		$(LIB_DIR)/$(LIB_SONAME)=/gdr/lib/$(LIB_SONAME) \
 		$(VMCTL)=/gdr/bin/vmctl insmod.sh=/gdr/bin/insmod.sh \
 		$(VM_SANITY)=/gdr/bin/gdrcopy_sanity \
+		$(TOOLS_BIN)/gdrcopy_info=/gdr/bin/gdrcopy_info \
 		$(SIM_CUDA_LIB)=/gdr/simcuda/libcuda.so.1 \
 		$(foreach t,$(VM_TESTS),$(t)=/gdr/tests/$(notdir $(t))) \
-		$(NVP2P_SIM_KO)=/gdr/modules/nvp2p_sim.ko \
-		$(if $(VM_GDRDRV_KO),$(VM_GDRDRV_KO)=/gdr/modules/gdrdrv.ko)
+		$(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/nvp2p_sim-$(f)/nvp2p_sim.ko=/gdr/modules/$(f)/nvp2p_sim.ko) \
+		$(foreach k,$(VM_GDRDRV_KOS),$(k)=/gdr/modules/$(patsubst gdrdrv-%,%,$(notdir $(patsubst %/,%,$(dir $(k)))))/gdrdrv.ko)
 
 # Rewritten on every make, so it always names this configuration's kernel.
-$(VM_TIER): FORCE_VM_TIER
+$(VM_KDIR_OUT)/vm-tier-%: FORCE_VM_TIER
 	@mkdir -p $(dir $@)
 	@printf '#!/bin/sh\n# Written by tests/vm/vm.mk: the VM tier for this build.\nexec %s %s "$$@"\n' \
 		'$(abspath tests/vm/run-vm.sh)' '$(VM_RUN_ARGS)' >$@.tmp
 	@chmod +x $@.tmp
 	@mv $@.tmp $@
 
-.PHONY: FORCE_VM_TIER vm-build
+.PHONY: FORCE_VM_TIER vm-build vm-build-6.12
 FORCE_VM_TIER:
-vm-build: $(VM_BUILD) $(VM_TIER)
+vm-build: $(VM_BUILD) $(VM_TIERS)
 check-build: vm-build
+CHECK_TESTS += $(VM_TIERS)
 
-CHECK_TESTS += $(VM_TIER)
+# The second kernel, from the first make: a make of the same rules for the 6.12 that
+# tests/kbuild/prepare.sh fetched, or of tiers that report why it could not be had. It shares
+# the programs, so they are built first, by this make.
+ifeq ($(VM_SECOND),)
+VM_612_ENV := $(BUILD)/kbuild/kernel-6.12.env
+VM_612_MAKE = $(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=6.12
+vm-build: vm-build-6.12
+vm-build-6.12: kbuild-prepare $(VM_TESTS) $(VMCTL) $(LIB_SHARED) $(VM_SANITY) \
+		$(TOOLS_BIN)/gdrcopy_info $(SIM_CUDA_LIB)
+	$(Q)if grep -qE '^(SKIP|FAIL): ' $(VM_612_ENV); then \
+		$(VM_612_MAKE) VM_SKIP_FROM=$(abspath $(VM_612_ENV)) vm-build; \
+	else \
+		eval "$$(cat $(VM_612_ENV))" && \
+		$(VM_612_MAKE) VM_KDIR="$$kdir" VM_KERNEL="$$vmlinuz" VM_KVER="$$release" vm-build; \
+	fi
+CHECK_TESTS += $(foreach f,$(VM_FLAVORS),$(VM_DIR)/6.12/vm-tier-$(f))
+endif
 CHECK_DEBS += qemu-system-x86 busybox-static linux-image-amd64 linux-headers-amd64 cpio kmod
 
 # Keep the objects of the chained test_% rule, or make deletes them after each link.

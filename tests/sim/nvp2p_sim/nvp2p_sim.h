@@ -14,15 +14,29 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
-#include <linux/pid.h>
 #include <linux/sizes.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 
+#include "gdrdrv_process.h"
 #include "nv-p2p.h"
 #include "nvp2p_sim_ioctl.h"
 
 struct module;
+
+/*
+ * The sim builds as either flavor of NVIDIA's driver (Kbuild's NVP2P_SIM_FLAVOR), for gdrdrv to
+ * meet both: the open kernel modules declare "Dual MIT/GPL" and export nvidia_p2p_* GPL-only;
+ * the proprietary nvidia.ko declares "NVIDIA", which taints the kernel and every module that uses
+ * its symbols, and exports them to any module (NV_EXPORT_SYMBOL in nv-linux.h, R535 and R550).
+ */
+#ifdef NVP2P_SIM_PROPRIETARY
+#define NVP2P_SIM_LICENSE "NVIDIA"
+#define NVP2P_SIM_EXPORT(sym) EXPORT_SYMBOL(sym)
+#else
+#define NVP2P_SIM_LICENSE "Dual MIT/GPL"
+#define NVP2P_SIM_EXPORT(sym) EXPORT_SYMBOL_GPL(sym)
+#endif
 
 #define SIM_CHUNK_SIZE SZ_64K
 #define SIM_CHUNK_ORDER (16 - PAGE_SHIFT)
@@ -47,7 +61,7 @@ struct sim_ctx {
 struct sim_alloc {
 	struct list_head node;		/* in sim.allocs */
 	struct list_head ctx_node;	/* in the allocating file's sim_ctx.allocs */
-	struct pid *owner;		/* thread group of the allocating process; a reference */
+	struct gdrdrv_process owner;	/* the allocating process */
 	u64 va;
 	u64 size;			/* multiple of 64 KiB */
 	u64 p2p_token;
@@ -122,7 +136,7 @@ int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req);
 int sim_alloc_free(u64 va);
 void sim_ctx_release(struct sim_ctx *ctx);
 int sim_rw(u64 va, u64 len, void __user *buf, bool write);
-struct sim_alloc *sim_alloc_lookup_locked(u64 va, u64 len, struct pid *owner);
+struct sim_alloc *sim_alloc_lookup_locked(u64 va, u64 len);
 
 /* nvp2p_sim_p2p.c */
 void sim_revoke_pins(struct list_head *revoked);

@@ -224,5 +224,5 @@ static void __exit sim_exit(void)
 module_init(sim_init);
 module_exit(sim_exit);
 
-MODULE_LICENSE("Dual MIT/GPL");
+MODULE_LICENSE(NVP2P_SIM_LICENSE);
 MODULE_DESCRIPTION("Simulated NVIDIA nvidia_p2p provider over host pages, for tests");

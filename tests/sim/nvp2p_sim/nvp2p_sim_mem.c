@@ -125,14 +125,14 @@ void sim_backing_put(struct sim_backing *b)
 	kref_put(&b->ref, sim_backing_release);
 }
 
-/* The allocation of owner (any owner if NULL) that holds all of [va, va + len), len > 0. */
-struct sim_alloc *sim_alloc_lookup_locked(u64 va, u64 len, struct pid *owner)
+/* The calling process's allocation that holds all of [va, va + len), len > 0. */
+struct sim_alloc *sim_alloc_lookup_locked(u64 va, u64 len)
 {
 	struct sim_alloc *a;
 
 	lockdep_assert_held(&sim.lock);
 	list_for_each_entry(a, &sim.allocs, node) {
-		if (owner && a->owner != owner)
+		if (!gdrdrv_process_is_current(&a->owner))
 			continue;
 		if (va >= a->va && len <= a->size && va - a->va <= a->size - len)
 			return a;
@@ -147,7 +147,7 @@ static int sim_alloc_place_locked(struct sim_alloc *a, u64 va)
 
 	lockdep_assert_held(&sim.lock);
 	list_for_each_entry(other, &sim.allocs, node) {
-		if (other->owner == a->owner && va < other->va + other->size &&
+		if (gdrdrv_process_same(&other->owner, &a->owner) && va < other->va + other->size &&
 		    other->va < va + a->size)
 			return -EEXIST;
 	}
@@ -214,13 +214,13 @@ int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req)
 		ret = -ENOMEM;
 		goto err_unreserve;
 	}
-	a->owner = get_pid(task_tgid(current));
+	a->owner = gdrdrv_process_current();
 
 	mutex_lock(&sim.lock);
 	ret = at_va ? sim_alloc_place_locked(a, req->va) : sim_alloc_place_next_locked(a);
 	if (ret) {
 		mutex_unlock(&sim.lock);
-		goto err_put_owner;
+		goto err_put_backing;
 	}
 	list_add_tail(&a->node, &sim.allocs);
 	list_add_tail(&a->ctx_node, &ctx->allocs);
@@ -233,8 +233,7 @@ int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req)
 	req->va_space = a->va_space;
 	return 0;
 
-err_put_owner:
-	put_pid(a->owner);
+err_put_backing:
 	/* The backing's release returns the reservation. */
 	sim_backing_put(a->backing);
 	kfree(a);
@@ -268,7 +267,6 @@ static void sim_alloc_unlink_locked(struct sim_alloc *a, struct list_head *revok
 static void sim_alloc_destroy(struct sim_alloc *a)
 {
 	sim_backing_put(a->backing);
-	put_pid(a->owner);
 	kfree(a);
 }
 
@@ -279,7 +277,7 @@ int sim_alloc_free(u64 va)
 	struct sim_alloc *a;
 
 	mutex_lock(&sim.lock);
-	a = sim_alloc_lookup_locked(va, 1, task_tgid(current));
+	a = sim_alloc_lookup_locked(va, 1);
 	if (!a || a->va != va) {
 		mutex_unlock(&sim.lock);
 		return -EINVAL;
@@ -352,7 +350,7 @@ int sim_rw(u64 va, u64 len, void __user *buf, bool write)
 	if (!len)
 		return -EINVAL;
 	mutex_lock(&sim.lock);
-	a = sim_alloc_lookup_locked(va, len, task_tgid(current));
+	a = sim_alloc_lookup_locked(va, len);
 	if (!a) {
 		mutex_unlock(&sim.lock);
 		return -EINVAL;

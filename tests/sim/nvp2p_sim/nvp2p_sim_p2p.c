@@ -172,7 +172,7 @@ static int sim_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 length,
 	if (p2p_token || va_space)
 		a = sim_alloc_lookup_token_locked(p2p_token, va_space, va, length);
 	else
-		a = sim_alloc_lookup_locked(va, length, task_tgid(current));
+		a = sim_alloc_lookup_locked(va, length);
 	if (!a) {
 		ret = -EINVAL;
 		goto out_unlock;
@@ -218,7 +218,7 @@ int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space, u64 virtual_address, u64 l
 	return sim_get_pages(p2p_token, va_space, virtual_address, length, page_table,
 			     free_callback, data, false, 0, _RET_IP_);
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages);
+NVP2P_SIM_EXPORT(nvidia_p2p_get_pages);
 
 int nvidia_p2p_get_pages_persistent(u64 virtual_address, u64 length,
 				    struct nvidia_p2p_page_table **page_table, u32 flags)
@@ -230,7 +230,7 @@ int nvidia_p2p_get_pages_persistent(u64 virtual_address, u64 length,
 	return sim_get_pages(0, 0, virtual_address, length, page_table, NULL, NULL, true, flags,
 			     _RET_IP_);
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages_persistent);
+NVP2P_SIM_EXPORT(nvidia_p2p_get_pages_persistent);
 
 /* The error an injected failure (INJECT_PUT) refuses this put_pages of a live pin with, or 0. */
 static int sim_put_refused_locked(void)
@@ -298,7 +298,7 @@ int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 virtual_address,
 	sim_pin_put(pin);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages);
+NVP2P_SIM_EXPORT(nvidia_p2p_put_pages);
 
 int nvidia_p2p_put_pages_persistent(u64 virtual_address,
 				    struct nvidia_p2p_page_table *page_table, u32 flags)
@@ -337,14 +337,14 @@ int nvidia_p2p_put_pages_persistent(u64 virtual_address,
 	sim_pin_put(pin);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages_persistent);
+NVP2P_SIM_EXPORT(nvidia_p2p_put_pages_persistent);
 
 /* A no-op in every current NVIDIA driver: the table goes when the callback returns. */
 int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
 {
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvidia_p2p_free_page_table);
+NVP2P_SIM_EXPORT(nvidia_p2p_free_page_table);
 
 /* Kept by NVIDIA for old consumers, and refused. */
 int nvidia_p2p_init_mapping(u64 p2p_token, struct nvidia_p2p_params *params,

@@ -62,7 +62,7 @@ static u64 st_phys(u64 va)
 	u64 phys = 0;
 
 	mutex_lock(&sim.lock);
-	a = sim_alloc_lookup_locked(va, 1, task_tgid(current));
+	a = sim_alloc_lookup_locked(va, 1);
 	if (a)
 		phys = page_to_phys(a->backing->chunks[(va - a->va) / SIM_CHUNK_SIZE]);
 	mutex_unlock(&sim.lock);

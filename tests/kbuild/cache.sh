@@ -1,0 +1,239 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# What the kernel build tests need from Debian's archive, fetched through apt with a sources list
+# of our own and kept in a cache outside the tree, so that later runs need no network and no
+# rebuild; nothing is installed system-wide. Each command prints shell assignments (for eval),
+# or exits 77 with the reason on one line when it needs the network and cannot reach it.
+#   cache.sh kernel SERIES [image]    Debian's headers (and image) of kernel SERIES:
+#                                     kdir= release= cc= [vmlinuz=]
+#       5.10   bullseye's, whose headers name gcc-10; where that is not installed cc= names
+#              gcc, this system's (bookworm's gcc-12 builds gdrdrv for them without warnings)
+#       6.12   bookworm-backports': built with gcc-12 and bookworm's glibc, so its kbuild
+#              tools run here (trixie's need trixie's glibc)
+#   cache.sh nvidia SUITE PACKAGE     NVIDIA's kernel driver sources: src= version= flavor=
+#       bookworm nvidia-kernel-source (535, non-free), trixie nvidia-kernel-source (550,
+#       non-free), bookworm|trixie nvidia-open-kernel-source (535, 550, contrib)
+#   cache.sh nvidia-module SUITE PACKAGE KDIR [CC]
+#                                     nvidia.ko of those sources built for KDIR: symvers=
+#                                     (only its Module.symvers and build log are kept)
+#   cache.sh dir                      the cache's directory
+# Environment: GDR_TEST_CACHE (default /var/cache/gdrcopy-test, where writable, else
+# ~/.cache/gdrcopy-test), GDR_DEBIAN_MIRROR (default http://deb.debian.org/debian),
+# GDR_TEST_OFFLINE (a reason: what needs the network skips with it at once, so that a run
+# without network pays the mirror's timeouts once, not once per item).
+set -euo pipefail
+
+# The reason goes to the caller's stdout even from inside a command substitution.
+exec 8>&1
+skip() {
+	echo "SKIP: $*" >&8
+	exit 77
+}
+usage() {
+	echo "usage: $0 kernel SERIES [image] | nvidia SUITE PACKAGE | nvidia-module SUITE PACKAGE KDIR [CC] | dir" >&2
+	exit 2
+}
+[ $# -ge 1 ] || usage
+
+if [ -n "${GDR_TEST_CACHE:-}" ]; then
+	cache=$GDR_TEST_CACHE
+elif mkdir -p /var/cache/gdrcopy-test 2>/dev/null && [ -w /var/cache/gdrcopy-test ]; then
+	cache=/var/cache/gdrcopy-test
+else
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/gdrcopy-test
+fi
+mkdir -p "$cache"
+if [ "$1" = dir ]; then
+	echo "$cache"
+	exit 0
+fi
+[ $# -ge 2 ] || usage
+mirror=${GDR_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+[ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] ||
+	skip "Debian's amd64 packages are what these builds use; this is not an amd64 Debian system"
+command -v apt-get >/dev/null 2>&1 || skip "no apt-get: Debian's packages cannot be fetched here"
+
+# One run at a time per cache: several checkouts on one machine share it.
+exec 9>"$cache/lock"
+flock 9
+
+aptdir=$cache/apt
+apt_opts=(-o "Dir::Etc::SourceList=$aptdir/sources.list" -o "Dir::Etc::SourceParts=$aptdir/parts"
+	-o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache"
+	-o "Dir::Cache::archives=$aptdir/archives" -o APT::Sandbox::User=root -q
+	-o Acquire::Retries=1 -o Acquire::http::Timeout=30)
+
+apt_setup() {
+	mkdir -p "$aptdir/parts" "$aptdir/lists/partial" "$aptdir/cache" "$aptdir/archives/partial" \
+		"$aptdir/debs"
+	local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	[ -r "$keyring" ] || skip "no $keyring (apt-get install debian-archive-keyring)"
+	local suite
+	for suite in bullseye bookworm bookworm-backports trixie; do
+		echo "deb [signed-by=$keyring] $mirror $suite main contrib non-free"
+	done >"$aptdir/sources.list.new"
+	if ! cmp -s "$aptdir/sources.list.new" "$aptdir/sources.list"; then
+		mv "$aptdir/sources.list.new" "$aptdir/sources.list"
+		rm -f "$aptdir/updated"
+	fi
+	rm -f "$aptdir/sources.list.new"
+}
+
+apt_update() {
+	local log=$aptdir/update.log
+	[ -z "${GDR_TEST_OFFLINE:-}" ] || skip "$GDR_TEST_OFFLINE"
+	if ! timeout 600 apt-get "${apt_opts[@]}" update >"$log" 2>&1 ||
+	   grep -qE '^(W|E): Failed to fetch' "$log"; then
+		skip "cannot update the package lists from $mirror (no network?): $(grep -E '^(W|E):' "$log" | head -n 1)"
+	fi
+	touch "$aptdir/updated"
+}
+
+# Download PACKAGE (name/suite or name=version) into the debs directory; print the file. The
+# lists are updated first when they are missing, and once more when the download fails (the
+# archive moved on since they were fetched).
+apt_download() {
+	local spec=$1 log=$aptdir/download.log tmp=$aptdir/debs/new attempt
+	[ -f "$aptdir/updated" ] || apt_update
+	for attempt in 1 2; do
+		rm -rf "$tmp"
+		mkdir -p "$tmp"
+		if (cd "$tmp" && timeout 900 apt-get "${apt_opts[@]}" download "$spec") >"$log" 2>&1 &&
+		   [ -n "$(find "$tmp" -name '*.deb')" ]; then
+			local deb
+			deb=$(find "$tmp" -name '*.deb' -printf '%f\n' | head -n 1)
+			mv "$tmp/$deb" "$aptdir/debs/$deb"
+			echo "$aptdir/debs/$deb"
+			return 0
+		fi
+		[ $attempt = 1 ] && apt_update
+	done
+	skip "cannot download $spec from $mirror: $(grep -E '^(W|E):' "$log" | head -n 1)"
+}
+
+# Dependency NAME's "(= VERSION)" in a .deb's Depends, as name=version, else the bare name.
+dep_of() { # deb name-regex
+	dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/|.*//; s/^ *//' |
+		sed -nE "s/^($2) \(= ([^)]*)\).*/\1=\2/p; t; s/^($2)( .*)?$/\1/p" | head -n 1
+}
+
+cmd_kernel() { # series [image]
+	local series=$1 want_image=${2:-} suite
+	case $series in
+	5.10) suite=bullseye ;;
+	6.12) suite=bookworm-backports ;;
+	*) echo "cache.sh: unknown kernel series $series (5.10 or 6.12)" >&2; exit 2 ;;
+	esac
+	local dir=$cache/kernels/$series rel deb
+	if [ ! -f "$dir/ready" ]; then
+		apt_setup
+		local headers common kbuild
+		deb=$(apt_download "linux-headers-amd64/$suite")
+		headers=$(dep_of "$deb" 'linux-headers-[^ ]*-amd64')
+		rel=${headers#linux-headers-}
+		rel=${rel%%=*}
+		[ -n "$rel" ] || skip "cannot tell the kernel release of linux-headers-amd64 in $suite"
+		rm -rf "$dir"
+		mkdir -p "$dir/root"
+		deb=$(apt_download "${headers%%=*}/$suite")
+		common=$(dep_of "$deb" 'linux-headers-[^ ]*-common')
+		kbuild=$(dep_of "$deb" 'linux-kbuild-[^ ]*')
+		dpkg -x "$deb" "$dir/root"
+		deb=$(apt_download "$common")
+		dpkg -x "$deb" "$dir/root"
+		deb=$(apt_download "${kbuild%%=*}/$suite")
+		dpkg -x "$deb" "$dir/root"
+		# The headers' Makefile includes the common part by its installed path.
+		sed -i "s|^include /usr/src/|include $dir/root/usr/src/|" \
+			"$dir/root/usr/src/linux-headers-$rel/Makefile"
+		echo "$rel" >"$dir/release"
+		touch "$dir/ready"
+		rm -f "$aptdir"/debs/*.deb
+	fi
+	rel=$(cat "$dir/release")
+	if [ -n "$want_image" ] && [ ! -f "$dir/image-ready" ]; then
+		apt_setup
+		deb=$(apt_download "linux-image-$rel/$suite")
+		# Only the kernel itself: the VM tier brings its own modules.
+		dpkg-deb --fsys-tarfile "$deb" | tar -xf - -C "$dir/root" "./boot/vmlinuz-$rel"
+		touch "$dir/image-ready"
+		rm -f "$aptdir"/debs/*.deb
+	fi
+	local release kdir cc
+	release=$(cat "$dir/release")
+	kdir=$dir/root/usr/src/linux-headers-$release
+	cc=$(sed -n 's/^CC = .*)\(gcc[-0-9]*\)$/\1/p' "$kdir/.kernelvariables" | head -n 1)
+	command -v "${cc:-gcc}" >/dev/null 2>&1 || cc=gcc
+	echo "kdir=$kdir"
+	echo "release=$release"
+	echo "cc=${cc:-gcc}"
+	[ -z "$want_image" ] || echo "vmlinuz=$dir/root/boot/vmlinuz-$release"
+}
+
+nvidia_dir() { # suite package
+	echo "$cache/nvidia/$2-$1"
+}
+
+cmd_nvidia() { # suite package
+	local suite=$1 pkg=$2 dir
+	dir=$(nvidia_dir "$suite" "$pkg")
+	if [ ! -f "$dir/ready" ]; then
+		apt_setup
+		local deb
+		deb=$(apt_download "$pkg/$suite")
+		rm -rf "$dir"
+		mkdir -p "$dir/root"
+		dpkg -x "$deb" "$dir/root"
+		dpkg-deb -f "$deb" Version >"$dir/version"
+		tar -xf "$dir"/root/usr/src/nvidia*.tar.xz -C "$dir/root/usr/src"
+		rm -f "$dir"/root/usr/src/nvidia*.tar.xz
+		touch "$dir/ready"
+		rm -f "$aptdir"/debs/*.deb
+	fi
+	local src
+	src=$(find "$dir/root/usr/src/modules" -mindepth 1 -maxdepth 1 -name 'nvidia*kernel' | head -n 1)
+	[ -f "$src/nvidia/nv-p2p.h" ] || { echo "cache.sh: no nvidia/nv-p2p.h under $dir" >&2; exit 1; }
+	echo "src=$src"
+	echo "version=$(cat "$dir/version")"
+	case $pkg in
+	*open*) echo "flavor=open" ;;
+	*) echo "flavor=proprietary" ;;
+	esac
+}
+
+# NVIDIA's Makefile wants the kernel's source tree and its output tree: Debian splits them into
+# the -common headers (which the output tree's Makefile includes) and the flavour's.
+cmd_nvidia_module() { # suite package kdir [cc]
+	local suite=$1 pkg=$2 kdir=$3 cc=${4:-}
+	# shellcheck disable=SC2034 # cmd_nvidia's output sets all three
+	local src version flavor
+	local release out sysroot
+	eval "$(cmd_nvidia "$suite" "$pkg")"
+	release=$(sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
+	out=$(nvidia_dir "$suite" "$pkg")/build-$release
+	if [ ! -f "$out/ready" ]; then
+		sysroot=$(sed -n 's|^include \(.*\)/Makefile$|\1|p' "$kdir/Makefile" | head -n 1)
+		[ -d "$sysroot" ] || sysroot=$kdir
+		rm -rf "$out"
+		cp -a "$src" "$out"
+		if ! make -C "$out" -j"$(nproc)" SYSSRC="$sysroot" SYSOUT="$kdir" \
+			NV_KERNEL_MODULES=nvidia ${cc:+CC=$cc} modules >"$out.log" 2>&1; then
+			echo "cache.sh: building nvidia.ko of $pkg $version for $release failed; log: $out.log" >&2
+			tail -n 20 "$out.log" >&2
+			exit 1
+		fi
+		mv "$out.log" "$out/build.log"
+		# The tests need NVIDIA's exports, not the 100+ MB of objects.
+		find "$out" -mindepth 1 -maxdepth 1 ! -name Module.symvers ! -name build.log \
+			-exec rm -rf {} +
+		touch "$out/ready"
+	fi
+	echo "symvers=$out/Module.symvers"
+}
+
+case $1 in
+kernel) cmd_kernel "$2" "${3:-}" ;;
+nvidia) [ $# = 3 ] || usage; cmd_nvidia "$2" "$3" ;;
+nvidia-module) [ $# -ge 4 ] || usage; cmd_nvidia_module "$2" "$3" "$4" "${5:-}" ;;
+*) usage ;;
+esac
