@@ -60,7 +60,7 @@ ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS = -pthread $(SAN_CFLAGS) $(LDFLAGS)
 
-.PHONY: all check check-gpu deps clean run test check-build check-build-sanitize
+.PHONY: all check check-gpu deps clean run test test-build check-build check-build-sanitize
 all:
 
 # Everything but these goals compiles against CUDA's headers: say so before the compiler does.
@@ -74,7 +74,9 @@ endif
 # What the objects are built with. When it changes (make CC=clang over a gcc build, other
 # CFLAGS, another CUDA, VULKAN=0) the file is rewritten, which makes every object out of date.
 BUILD_CONFIG := $(BUILD)/config.txt
-check-build:
+# test-build: what tier 1 needs (the .mk files add theirs); check-build: that and tier 2's.
+test-build:
+check-build: test-build
 check-build-sanitize:
 
 # Debian packages: BUILD_DEBS to build, CHECK_DEBS to run tiers 1 and 2. The .mk files add theirs.
@@ -119,9 +121,10 @@ check: deps
 # misses something skips, saying what.
 # test_gdrdrv_build.sh builds the module with the kernel's own make under this make's variables,
 # which a package build sets (CFLAGS=, KDIR=): make check and DKMS build the module instead.
-NOT_TEST_TESTS = $(PKG_TEST) $(INSTALL_TEST) $(CROSS_TESTS) $(VM_TIER) tests/unit/test_gdrdrv_build.sh
+NOT_TEST_TESTS = $(PKG_TEST) $(INSTALL_TEST) $(CROSS_TESTS) $(VM_TIERS) $(KBUILD_TESTS) \
+	tests/unit/test_gdrdrv_build.sh
 TEST_TESTS = $(filter-out $(NOT_TEST_TESTS),$(CHECK_TESTS))
-test: all check-build
+test: all test-build
 	$(Q)tests/run-tests.sh $(TEST_TESTS)
 
 # Build, then gdrcopy_info and the demonstration: on the GPU here, or, where there is none, on

@@ -79,5 +79,5 @@ $(GPU_BENCH_SIM_TEST): tests/gpu/test_bench_copy_sim.sh $(BUILD)/tests/unit/tool
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/unit/tools_lib.sh)|' \
 		-e 's|@BENCH@|$(abspath $(GPU_IMPLS_BENCH))|' $< >$@ && chmod +x $@
-check-build: $(GPU_BENCH_SIM_TEST) $(GPU_IMPLS_BENCH) $(SIM_CUDA_LIB)
+test-build: $(GPU_BENCH_SIM_TEST) $(GPU_IMPLS_BENCH) $(SIM_CUDA_LIB)
 CHECK_TESTS += $(GPU_BENCH_SIM_TEST)

@@ -5,6 +5,9 @@
 # shellcheck shell=bash
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# The builds here are this test's own: a make that runs the test (make -j check) must not hand
+# them its jobserver, whose descriptors they do not inherit (make then warns, and a warning fails).
+unset MAKEFLAGS MFLAGS MAKELEVEL
 RESULTS=${GDR_TEST_RESULTS:-/dev/stdout}
 failures=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrdrv-kbuild.XXXXXX")

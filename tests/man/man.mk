@@ -6,7 +6,7 @@ $(MAN_TEST): tests/man/test_man.sh $(LIB_SHARED)
 	$(Q)printf '#!/bin/sh\nexec %s %s %s\n' $(abspath $<) $(abspath man) \
 		$(abspath $(LIB_SHARED)) >$@ && chmod +x $@
 
-check-build: $(MAN_TEST)
+test-build: $(MAN_TEST)
 CHECK_TESTS += $(MAN_TEST)
 CHECK_DEBS += groff-base mandoc binutils
 
@@ -16,5 +16,5 @@ $(DOCS_TEST): tests/man/test_docs.sh
 	@mkdir -p $(dir $@)
 	$(Q)printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(CURDIR) >$@ && chmod +x $@
 
-check-build: $(DOCS_TEST)
+test-build: $(DOCS_TEST)
 CHECK_TESTS += $(DOCS_TEST)

@@ -21,5 +21,5 @@ $(SIM_CUDA_LIB): $(SIM_CUDA_OBJS)
 
 .PHONY: sim-cuda
 sim-cuda: $(SIM_CUDA_LIB)
-check-build: $(SIM_CUDA_LIB)
+test-build: $(SIM_CUDA_LIB)
 check-build-sanitize: $(SIM_CUDA_LIB)

@@ -13,7 +13,7 @@ $(COPY_TEST_BINS): $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(COPY_OBJS)
 
 .PHONY: check-build-copy check-cross-copy
 check-build-copy: $(COPY_TEST_BINS)
-check-build: check-build-copy
+test-build: check-build-copy
 check-build-sanitize: check-build-copy
 CHECK_TESTS += $(COPY_TEST_BINS)
 SANITIZE_TESTS += $(COPY_TEST_BINS)

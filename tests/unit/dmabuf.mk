@@ -17,7 +17,7 @@ $(DMABUF_TESTS): $(DMABUF_TEST_DIR)/%: $(OBJ)/tests/unit/%.o $(DMABUF_TEST_OBJS)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
 		-Wl,-rpath,$(abspath $(LIB_DIR)) -ldl
 
-check-build: $(DMABUF_TESTS)
+test-build: $(DMABUF_TESTS)
 check-build-sanitize: $(DMABUF_TESTS)
 CHECK_TESTS += $(DMABUF_TESTS)
 SANITIZE_TESTS += $(DMABUF_TESTS)

@@ -6,5 +6,5 @@ $(ERROR_REASONS_TEST): $(OBJ)/tests/unit/test_error_reasons.o $(LIB_SHARED)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(LIB_DIR) -lgdrapi -Wl,-rpath,$(abspath $(LIB_DIR))
 
-check-build: $(ERROR_REASONS_TEST)
+test-build: $(ERROR_REASONS_TEST)
 CHECK_TESTS += $(ERROR_REASONS_TEST)

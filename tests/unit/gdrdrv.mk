@@ -7,7 +7,7 @@ GDRDRV_UNIT_TESTS = $(GDRDRV_TEST_DIR)/test_gdrdrv_abi $(GDRDRV_TEST_DIR)/test_g
 CHECK_TESTS += $(GDRDRV_UNIT_TESTS) tests/unit/test_gdrdrv_build.sh
 CHECK_DEBS += sparse kmod
 SANITIZE_TESTS += $(GDRDRV_TEST_DIR)/test_gdrdrv_open $(GDRDRV_TEST_DIR)/test_gdrdrv_backend
-check-build: $(GDRDRV_UNIT_TESTS)
+test-build: $(GDRDRV_UNIT_TESTS)
 check-build-sanitize: $(GDRDRV_TEST_DIR)/test_gdrdrv_open $(GDRDRV_TEST_DIR)/test_gdrdrv_backend
 
 $(GDRDRV_TEST_DIR)/test_gdrdrv_abi: $(OBJ)/tests/unit/test_gdrdrv_abi.o

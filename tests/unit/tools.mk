@@ -18,7 +18,7 @@ $(TOOLS_TESTS) $(BENCH_TEST): $(TOOLS_TEST_DIR)/%: tests/unit/%.sh $(TOOLS_TEST_
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@LIB@|$(abspath $(TOOLS_TEST_LIB))|' -e 's|@SRC@|$(CURDIR)|' $< >$@ && chmod +x $@
 
-check-build: $(TOOLS_TESTS) $(BENCH_TEST) $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)) $(SIM_CUDA_LIB)
+test-build: $(TOOLS_TESTS) $(BENCH_TEST) $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)) $(SIM_CUDA_LIB)
 check-build-sanitize: $(TOOLS_TESTS) $(addprefix $(TOOLS_BIN)/,gdrcopy_info $(TOOLS_C)) $(SIM_CUDA_LIB)
 CHECK_TESTS += $(TOOLS_TESTS) $(BENCH_TEST)
 # The tools built with ASan + UBSan (leak checking included) run the same scripts.

@@ -57,7 +57,7 @@ $(UNIT_DIR)/test_header_cxx: tests/unit/test_header_cxx.cc include/gdrapi.h $(LI
 	$(Q)$(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude -fsyntax-only -x c include/gdrapi.h
 
 UNIT_PROGRAMS := $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS) $(UNIT_SHARED))
-check-build: $(UNIT_PROGRAMS)
+test-build: $(UNIT_PROGRAMS)
 check-build-sanitize: $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS))
 CHECK_TESTS += $(UNIT_PROGRAMS)
 SANITIZE_TESTS += $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS))
@@ -69,6 +69,6 @@ VALGRIND_TESTS := $(addprefix $(UNIT_DIR)/valgrind/,$(UNIT_INTERNAL))
 $(UNIT_DIR)/valgrind/%: $(UNIT_DIR)/% tests/unit/valgrind.sh
 	@mkdir -p $(dir $@)
 	$(Q)sed 's|@PROGRAM@|$(abspath $<)|' tests/unit/valgrind.sh >$@ && chmod +x $@
-check-build: $(VALGRIND_TESTS)
+test-build: $(VALGRIND_TESTS)
 CHECK_TESTS += $(VALGRIND_TESTS)
 CHECK_DEBS += valgrind

@@ -32,7 +32,7 @@ $(VK_SETUP_TEST): $(OBJ)/tests/unit/test_vulkan_setup.o $(SIMTEST_OBJ) $(LIB_SHA
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/unit/test_vulkan_setup.o $(SIMTEST_OBJ) -L$(LIB_DIR) \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -ldl
 
-check-build: $(VK_TESTS) $(VK_SETUP_TEST)
+test-build: $(VK_TESTS) $(VK_SETUP_TEST)
 check-build-sanitize: $(VK_TESTS) $(VK_SETUP_TEST)
 CHECK_TESTS += $(VK_TESTS) $(VK_SETUP_TEST)
 # lavapipe runs clean under ASan + UBSan (leak checking included), so these run there too.
@@ -56,5 +56,5 @@ $(VK_API_TEST):
 	$(Q)printf '#!/bin/sh\necho "no Khronos Vulkan headers (vulkan/vulkan.h) to compare '\
 	'src/backends/vulkan_api.h with: install libvulkan-dev"\nexit 77\n' >$@ && chmod +x $@
 endif
-check-build: $(VK_API_TEST)
+test-build: $(VK_API_TEST)
 CHECK_TESTS += $(VK_API_TEST)
