@@ -292,7 +292,7 @@ GDR_PUBLIC int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_v2_t *info)
 	ret = g->ops.get_info(g, mh, &tmp);
 	if (!ret && tmp.mapping_type != GDR_MAPPING_TYPE_NONE && !mapping_type_known(tmp.mapping_type)) {
 		gdr_err("gdr_get_info: the %s backend reports mapping type %d, which this library "
-			"does not know (a newer driver?); the pin stays usable", g->ops.name,
+			"does not know (a newer driver?); the pin stays usable", g->backend->name,
 			(int)tmp.mapping_type);
 		ret = EPROTO;
 	}
@@ -336,7 +336,7 @@ static int refuse_mapping(struct gdr *g, struct gdr_memh *mh, gdr_mapping_type_t
 	int ret;
 
 	gdr_err("gdr_map: the %s backend reports mapping type %d, which this library does not "
-		"know (a newer driver?); the mapping is undone", g->ops.name, (int)type);
+		"know (a newer driver?); the mapping is undone", g->backend->name, (int)type);
 	ret = g->ops.unmap(g, mh);
 	if (ret)
 		gdr_err("gdr_map: undoing that mapping failed (%s): %p/%zu stays mapped until the "
@@ -576,7 +576,7 @@ GDR_PUBLIC int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v)
 		ret = g->ops.get_attribute(g, attr, &value);
 		break;
 	case GDR_ATTR_EXT_BACKEND:
-		value = g->ops.id;
+		value = g->backend->id;
 		break;
 	case GDR_ATTR_EXT_COPY_TO_IMPL:
 		value = gdr_copy_impl_for(1, 4096);

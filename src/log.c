@@ -108,6 +108,15 @@ void gdr_log(enum gdr_log_level level, const char *fmt, ...)
 		fprintf(stderr, "%s%s\n", prefix[level], msg);
 }
 
+void gdr_why_set(struct gdr_why *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
+	va_end(ap);
+}
+
 __attribute__((visibility("default"))) size_t gdr_ext_take_errors(char *buf, size_t size)
 {
 	struct thread_errors *e = thread_errors(0);

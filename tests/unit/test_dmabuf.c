@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-#include "cuda_driver.h"
+#include "testcuda.h"
 #include "dmabuf_test.h"
 #include "fork_check.h"
 #include "gdrapi.h"
@@ -38,7 +38,7 @@ struct gdr_info_v1 {
 static struct {
 	const char *name;
 	bool coherent;
-	const struct gdr_cuda *cu;
+	const struct testcuda *cu;
 	gdr_t g;
 	void (*dmabuf_counters)(struct simcuda_dmabuf_counters *c);
 	void (*counters)(struct simcuda_counters *c);
@@ -707,7 +707,7 @@ static int group_child(void *arg)
 
 	t.name = gr->name;
 	t.coherent = gr->coherent;
-	t.cu = gdr_cuda_acquire(&why);
+	t.cu = testcuda_acquire(&why);
 	if (!t.cu) {
 		report("fail", gr->name, "the simulated libcuda does not load: %s", why.msg);
 		return 1;
@@ -720,7 +720,7 @@ static int group_child(void *arg)
 		report("fail", gr->name, "libcuda.so.1 is not the simulator, or no v1 gdr_get_info");
 		return 1;
 	}
-	if (gdr_cuda_ctx_enter(t.cu, 0, &scope) != CUDA_SUCCESS) {
+	if (gdr_cuda_ctx_enter(t.cu->lib, 0, &scope) != CUDA_SUCCESS) {
 		report("fail", gr->name, "no context on simulated device 0");
 		return 1;
 	}
@@ -732,10 +732,9 @@ static int group_child(void *arg)
 	for (int i = 0; gr->cases[i]; i++)
 		run_cases(gr->cases[i]);
 	CHECK_RET(gdr_close(t.g), 0);
-	gdr_cuda_ctx_leave(t.cu, &scope);
+	gdr_cuda_ctx_leave(t.cu->lib, &scope);
 	if (dlclose(lib))
 		check_failures++;
-	gdr_cuda_release();
 	return report_failures || check_failures ? 1 : 0;
 }
 

@@ -1,15 +1,11 @@
 # Tier 1: tests of the core library. Tests that need internals link libgdrapi-test.a: the library's
-# objects with the registry built to include the test-only backend (tests/unit/fake_backend.c).
+# objects with a registry of their own (tests/unit/fake_registry.c) in place of src/registry.c,
+# which adds the test-only backend (tests/unit/fake_backend.c).
 
 UNIT_DIR := $(BUILD)/tests/unit
 UNIT_TEST_LIB := $(UNIT_DIR)/libgdrapi-test.a
-UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/backend.o $(OBJ)/src/handle.o,$(LIB_OBJS)) \
-	$(OBJ)/test/src/backend.o $(OBJ)/test/src/handle.o $(OBJ)/tests/unit/fake_backend.o
-
-$(OBJ)/test/src/backend.o: src/backend.c $(BUILD_CONFIG)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $< (test registry)")
-	$(Q)$(CC) $(ALL_CFLAGS) -DGDR_WITH_TEST_BACKEND -c -o $@ $<
+UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/registry.o $(OBJ)/src/handle.o,$(LIB_OBJS)) \
+	$(OBJ)/tests/unit/fake_registry.o $(OBJ)/test/src/handle.o $(OBJ)/tests/unit/fake_backend.o
 
 # The handle table with its test knob (gdr_handle_test_generation_floor).
 $(OBJ)/test/src/handle.o: src/handle.c
