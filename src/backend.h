@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "log.h"
 
 struct gdr;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "copy.h"
+#include "cpu.h"
 #include "fork.h"
 #include "gdr.h"
 #include "handle.h"
@@ -583,6 +584,9 @@ GDR_PUBLIC int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v)
 		break;
 	case GDR_ATTR_EXT_COPY_FROM_IMPL:
 		value = gdr_copy_impl_for(0, 4096);
+		break;
+	case GDR_ATTR_EXT_COPY_IMPLS:
+		value = gdr_copy_impl_mask(gdr_cpu_features());
 		break;
 	default:
 		ret = EINVAL;

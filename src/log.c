@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "log.h"
 
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;

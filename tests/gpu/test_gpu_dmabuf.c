@@ -19,6 +19,7 @@
 #include "testcuda.h"
 #include "dmabuf_test.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "gpucommon.h"
 
 /* The first CUDA version with dma-buf mmap of discrete GPUs (R610). */

@@ -18,6 +18,7 @@
 #include "dmabuf_test.h"
 #include "fork_check.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "simcuda.h"
 #include "simcuda_dmabuf.h"
 

@@ -14,6 +14,7 @@
 
 #include "fork_check.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "proc_usage.h"
 #include "simcuda.h"
 #include "simtest.h"

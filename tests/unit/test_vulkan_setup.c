@@ -21,6 +21,7 @@
 #include <cuda.h>
 
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "simtest.h"
 
 static char sim_dir[PATH_MAX];

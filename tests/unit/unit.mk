@@ -43,14 +43,17 @@ $(UNIT_DIR)/test_exports: tests/unit/test_exports.sh $(LIB_SHARED) $(LIB_STATIC)
 	@mkdir -p $(dir $@)
 	$(Q)sed 's|@LIB_DIR@|$(abspath $(LIB_DIR))|' $< >$@ && chmod +x $@
 
-# The header as C++ and as strict C: a compile test; the program only reports it ran.
+# The headers as C++ and as strict C: a compile test; the program only reports it ran.
 CXX ?= g++
-$(UNIT_DIR)/test_header_cxx: tests/unit/test_header_cxx.cc include/gdrapi.h $(LIB_SHARED)
+$(UNIT_DIR)/test_header_cxx: tests/unit/test_header_cxx.cc include/gdrapi.h include/gdrapi_ext.h \
+		$(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CXX     $<")
 	$(Q)$(CXX) -std=c++11 -Wall -Wextra -Werror -pedantic -Iinclude -o $@ $< \
 		-L$(LIB_DIR) -lgdrapi -Wl,-rpath,$(abspath $(LIB_DIR))
-	$(Q)$(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude -fsyntax-only -x c include/gdrapi.h
+	$(Q)for h in include/gdrapi.h include/gdrapi_ext.h; do \
+		$(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude -fsyntax-only -x c $$h || exit; \
+	done
 
 UNIT_PROGRAMS := $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS) $(UNIT_SHARED))
 check-build: $(UNIT_PROGRAMS)
