@@ -14,20 +14,10 @@
 #include "gdr.h"
 #include "handle.h"
 #include "inflight.h"
+#include "info_v1.h"
 #include "log.h"
 
 #define GDR_PUBLIC __attribute__((visibility("default")))
-
-/* GDRCopy <= 2.3's struct gdr_info: the v2 layout without mapping_type. */
-typedef struct gdr_info_v1 {
-	uint64_t va;
-	uint64_t mapped_size;
-	uint32_t page_size;
-	uint64_t tm_cycles;
-	uint32_t cycles_per_ms;
-	unsigned mapped:1;
-	unsigned wc_mapping:1;
-} gdr_info_v1_t;
 
 GDR_PUBLIC gdr_t gdr_open(void)
 {

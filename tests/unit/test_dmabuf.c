@@ -19,21 +19,11 @@
 #include "fork_check.h"
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
+#include "info_v1.h"
 #include "simcuda.h"
 #include "simcuda_dmabuf.h"
 
 #define GPU_PAGE 65536UL
-
-/* GDRCopy <= 2.3's struct gdr_info, which the exported gdr_get_info fills. */
-struct gdr_info_v1 {
-	uint64_t va;
-	uint64_t mapped_size;
-	uint32_t page_size;
-	uint64_t tm_cycles;
-	uint32_t cycles_per_ms;
-	unsigned mapped:1;
-	unsigned wc_mapping:1;
-};
 
 /* The state of the group running in this process. */
 static struct {
