@@ -11,7 +11,7 @@
 
 /*
  * Protects everything below. Taken by gdr_cuda_load and gdr_cuda_acquire only, with no other
- * library lock inside; g->lock may be held outside it.
+ * library lock inside; g->lock and the vulkan backend's vk_lock may be held outside it.
  */
 static pthread_mutex_t cuda_lock = PTHREAD_MUTEX_INITIALIZER;
 /* libcuda, once the table is filled from it; kept until the process exits. */

@@ -41,6 +41,23 @@ static const struct option common_longopts[] = {
 /* The most options a tool may have; pplat has the most, 13. */
 #define MAX_OPTIONS 24
 
+/*
+ * What the parser allocates lives as long as the process: kept here, where leak checkers see it
+ * after main has returned, one block for the arguments and one per list.
+ */
+static void *kept[MAX_OPTIONS + 1];
+static size_t nkept;
+
+static void *keep(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p)
+		tool_die("out of memory");
+	kept[nkept++] = p;
+	return p;
+}
+
 static const char *const alloc_choices[] = { "cuMemAlloc", "cuMemCreate", NULL };
 /* Indexed by gdr_map_flags_t: GDR_MAP_FLAG_DEFAULT .. GDR_MAP_FLAG_REQ_DEVICE_MAPPING. */
 static const char *const map_choices[] = { "default", "wc", "cache", "device", NULL };
@@ -96,11 +113,8 @@ static int parse_choice(const char *arg, const char *opt, const char *const *cho
 
 static void list_append(struct tool_list *l, const char *arg, int argc)
 {
-	if (!l->v) {
-		l->v = calloc((size_t)argc, sizeof(*l->v));
-		if (!l->v)
-			tool_die("out of memory");
-	}
+	if (!l->v)
+		l->v = keep((size_t)argc, sizeof(*l->v));
 	l->v[l->n++] = arg;
 }
 
@@ -217,9 +231,7 @@ void tool_options(const struct tool_cli *cli, int argc, char **argv, struct tool
 
 	memset(common, 0, sizeof(*common));
 	common->argc = argc;
-	common->argv = calloc((size_t)argc + 1, sizeof(*common->argv));
-	if (!common->argv)
-		tool_die("out of memory");
+	common->argv = keep((size_t)argc + 1, sizeof(*common->argv));
 	memcpy(common->argv, argv, (size_t)argc * sizeof(*argv));
 	memcpy(longopts, common_longopts, sizeof(common_longopts));
 	for (; cli->options[n].key || cli->options[n].name; n++) {
