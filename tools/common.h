@@ -199,33 +199,6 @@ void tool_fill_pattern(void *buf, size_t bytes, unsigned seed);
 /* 0 if equal; else print the first 10 mismatching words ("word content expected") and count. */
 size_t tool_compare(const void *got, const void *want, size_t bytes);
 
-/* ---- Copy-routine sweep (--impl all) ---------------------------------------------------------- */
-
-/*
- * In a sweep child (--sweep-fd N, added by the parent) the tool writes its results as lines to
- * that fd instead of printing: "impl TO FROM MASK" after gdr_open (MASK: tool_copy_impls), then
- * "row TEST SIZE V1 V2".
- */
-extern int tool_sweep_fd;
-void tool_sweep_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Report which routines the library uses (sweep child) and check a forced one was honoured. */
-void tool_report_impl(gdr_t g, const char *forced);
-
-struct tool_common;
-
-/*
- * --impl all: run the tool once per routine, and print the results side by side. Each run
- * re-executes /proc/self/exe with the arguments as given (common->argv) minus "--impl all",
- * plus "--impl NAME --sweep-fd N": the library chooses its routines once per process, hence one
- * process per routine. The library's own choice ("auto") runs first and says which routines
- * this CPU runs (GDR_ATTR_EXT_COPY_IMPLS); each of those runs next. Then for each test, one
- * table of v1 (the column named value) by size and routine, with the best routine and the
- * automatic choice's ratio to it (higher_better for bandwidths); --csv prints
- * "impl,test,size,v1,v2" rows under csv_header. Returns the tool's exit status.
- */
-int tool_sweep(const struct tool_common *common, const char *value, int higher_better,
-	       const char *csv_header);
-
 /* ---- Options ---------------------------------------------------------------------------------- */
 
 enum tool_arg {
@@ -292,6 +265,31 @@ struct tool_common {
 void tool_options(const struct tool_cli *cli, int argc, char **argv, struct tool_common *common);
 /* 1 when --impl all asks for the per-routine sweep. */
 int tool_impl_is_all(const struct tool_common *o);
+
+/* ---- Copy-routine sweep (--impl all) ---------------------------------------------------------- */
+
+/*
+ * In a sweep child (--sweep-fd N, added by the parent) the tool writes its results as lines to
+ * that fd instead of printing: "impl TO FROM MASK" after gdr_open (MASK: tool_copy_impls), then
+ * "row TEST SIZE V1 V2".
+ */
+extern int tool_sweep_fd;
+void tool_sweep_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Report which routines the library uses (sweep child) and check a forced one was honoured. */
+void tool_report_impl(gdr_t g, const char *forced);
+
+/*
+ * --impl all: run the tool once per routine, and print the results side by side. Each run
+ * re-executes /proc/self/exe with the arguments as given (common->argv) minus "--impl all",
+ * plus "--impl NAME --sweep-fd N": the library chooses its routines once per process, hence one
+ * process per routine. The library's own choice ("auto") runs first and says which routines
+ * this CPU runs (GDR_ATTR_EXT_COPY_IMPLS); each of those runs next. Then for each test, one
+ * table of v1 (the column named value) by size and routine, with the best routine and the
+ * automatic choice's ratio to it (higher_better for bandwidths); --csv prints
+ * "impl,test,size,v1,v2" rows under csv_header. Returns the tool's exit status.
+ */
+int tool_sweep(const struct tool_common *common, const char *value, int higher_better,
+	       const char *csv_header);
 
 #ifdef __cplusplus
 }

@@ -51,8 +51,9 @@ $(UNIT_DIR)/test_header_cxx: tests/unit/test_header_cxx.cc include/gdrapi.h incl
 	@$(if $(Q),echo "  CXX     $<")
 	$(Q)$(CXX) -std=c++11 -Wall -Wextra -Werror -pedantic -Iinclude -o $@ $< \
 		-L$(LIB_DIR) -lgdrapi -Wl,-rpath,$(abspath $(LIB_DIR))
-	$(Q)for h in include/gdrapi.h include/gdrapi_ext.h; do \
-		$(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude -fsyntax-only -x c $$h || exit; \
+	$(Q)for h in gdrapi.h gdrapi_ext.h; do \
+		printf '#include <%s>\n' $$h | \
+		$(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude -fsyntax-only -x c - || exit; \
 	done
 
 UNIT_PROGRAMS := $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS) $(UNIT_SHARED))
