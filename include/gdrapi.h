@@ -15,11 +15,8 @@
  *                            ignored in setuid/setgid programs). Default: gdrdrv, then dmabuf,
  *                            then vulkan, the first that works.
  *   GDRCOPY_COPY_IMPL        force one CPU copy routine for copies to and from write-combined
- *                            mappings (gdrcopy extension): generic, memcpy, sse, sse41, avx2, avx512,
- *                            movdir64b, rep_movsb (x86), neon, stp (arm64), power (ppc64le). The
- *                            store-only routines (movdir64b, rep_movsb) leave reads automatic, and
- *                            avx512 leaves reads of <= 1 KiB to avx2 (AVX-512 streaming loads are
- *                            pathological on small sizes). Ignored in setuid/setgid programs.
+ *                            mappings (gdrcopy extension; the names are in gdrapi_ext.h). Ignored
+ *                            in setuid/setgid programs.
  *
  * Threads: unlike GDRCopy's, a gdr_t of this library may be used from many threads at once.
  * Copies take no lock. Pinning, mapping and unmapping one handle from two threads at once is
@@ -27,6 +24,8 @@
  *
  * Handles: a gdr_mh_t that is zero, stale (unpinned), forged, or from another gdr_t gives EINVAL,
  * never a crash.
+ *
+ * This header holds GDRCopy 2.6's API alone; gdrcopy's extensions to it are in gdrapi_ext.h.
  */
 #ifndef GDRAPI_H
 #define GDRAPI_H
@@ -99,33 +98,6 @@ typedef enum gdr_attr {
     GDR_ATTR_USING_DMA_BUF_MMAP          = 3,
     GDR_ATTR_MAX
 } gdr_attr_t;
-
-/*
- * gdrcopy extensions to gdr_get_attribute (GDRCopy answers EINVAL for them). They lie outside
- * gdr_attr_t so that GDR_ATTR_MAX keeps GDRCopy's value.
- *   GDR_ATTR_EXT_BACKEND: which backend this gdr_t uses, a GDR_BACKEND_* value.
- *   GDR_ATTR_EXT_COPY_TO_IMPL / _FROM_IMPL: the GDR_COPY_IMPL_* routine chosen for copies of
- *   4 KiB into / out of a write-combined mapping.
- */
-#define GDR_ATTR_EXT_BACKEND        0x10001
-#define GDR_ATTR_EXT_COPY_TO_IMPL   0x10002
-#define GDR_ATTR_EXT_COPY_FROM_IMPL 0x10003
-
-#define GDR_BACKEND_GDRDRV 1
-#define GDR_BACKEND_DMABUF 2
-#define GDR_BACKEND_VULKAN 3
-
-#define GDR_COPY_IMPL_GENERIC   0
-#define GDR_COPY_IMPL_MEMCPY    1
-#define GDR_COPY_IMPL_SSE       2
-#define GDR_COPY_IMPL_SSE41     3
-#define GDR_COPY_IMPL_AVX2      4
-#define GDR_COPY_IMPL_AVX512    5
-#define GDR_COPY_IMPL_MOVDIR64B 6
-#define GDR_COPY_IMPL_REP_MOVSB 7
-#define GDR_COPY_IMPL_NEON      8
-#define GDR_COPY_IMPL_POWER     9
-#define GDR_COPY_IMPL_STP       10  /* arm64: plain 128-bit LDP/STP pairs */
 
 /*
  * Information about a pinned buffer. va and mapped_size describe the GPU-page-aligned range that
@@ -209,22 +181,6 @@ int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v);
 
 /* *pstr = "None", "Write Combining", "Caching" or "Device"; EINVAL for any other type. */
 int gdr_get_mapping_type_string(gdr_mapping_type_t type, const char **pstr);
-
-/* ---- Error reasons (gdrcopy extension) -------------------------------------------------------- */
-
-/* The most text gdr_ext_take_errors keeps per thread, its NUL included. */
-#define GDR_EXT_ERRORS_MAX 1024
-
-/*
- * Why the calling thread's calls failed: the messages the library gave at error level (what
- * GDRCOPY_ENABLE_LOGGING prints as "ERR:"), recorded whether or not logging is on, one per line,
- * oldest first, since the previous gdr_ext_take_errors in this thread. Copies at most size - 1
- * bytes of them and a NUL into buf, forgets them all, and returns the length copied; buf NULL
- * or size 0 only forgets them. Bindings call it once before a call to start clean and once
- * after it fails. Failures that are plain argument errors (a NULL pointer, a stale handle) log
- * nothing: an empty result means the errno says it all.
- */
-size_t gdr_ext_take_errors(char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -42,10 +42,9 @@ MAN_PAGES_4 := $(sort $(wildcard man/*.4))
 # The module's sources, as DKMS or a prebuilt-kmod build needs them: kernel/ with its Makefile
 # (the out-of-tree build DKMS runs) but without the top-level fragment kernel.mk, and without
 # what an in-tree build leaves (objects, kbuild's *.mod.c, configure.sh's gdrdrv_config.h).
-# Empty until the module is in the tree.
-GDRDRV_SRCS := $(if $(wildcard kernel/*.c),$(sort $(filter-out %.mod.c %/gdrdrv_config.h, \
+GDRDRV_SRCS := $(sort $(filter-out %.mod.c %/gdrdrv_config.h, \
 	$(shell find kernel -type f \( -name '*.[ch]' -o -name Kbuild -o -name Makefile \
-	-o -name '*.sh' \) -not -path '*/.*'))))
+	-o -name '*.sh' \) -not -path '*/.*')))
 
 PC_FILE := $(BUILD)/pkgconfig/gdrapi.pc
 DKMS_CONF := $(BUILD)/dkms/dkms.conf
@@ -70,7 +69,7 @@ install-lib: $(LIB_SHARED) $(LIB_STATIC) $(PC_FILE)
 	$(Q)ln -sf $(LIB_REAL) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	$(Q)ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libgdrapi.so
 	$(Q)$(INSTALL) -m 0644 $(LIB_STATIC) $(DESTDIR)$(LIBDIR)/libgdrapi.a
-	$(Q)$(INSTALL) -m 0644 include/gdrapi.h $(DESTDIR)$(INCLUDEDIR)/gdrapi.h
+	$(Q)$(INSTALL) -m 0644 include/gdrapi.h include/gdrapi_ext.h $(DESTDIR)$(INCLUDEDIR)
 	$(Q)$(INSTALL) -m 0644 $(PC_FILE) $(DESTDIR)$(PKGCONFIGDIR)/gdrapi.pc
 	@# A direct install as root makes the new library visible to ld.so at once.
 	$(Q)if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
@@ -111,8 +110,7 @@ install-man-tools: tools
 			$(call install_man_page,$(p),1); fi;)
 
 # gdrdrv(4) and the modprobe configuration go with the module's sources.
-install-dkms: $(if $(GDRDRV_SRCS),$(DKMS_CONF))
-ifneq ($(GDRDRV_SRCS),)
+install-dkms: $(DKMS_CONF)
 	$(Q)for f in $(GDRDRV_SRCS); do \
 		rel=$${f#kernel/}; \
 		$(INSTALL) -d -m 0755 $(DESTDIR)$(DKMS_SRCDIR)/$$(dirname $$rel); \
@@ -127,16 +125,14 @@ ifneq ($(MODPROBEDIR),)
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(MODPROBEDIR)
 	$(Q)$(INSTALL) -m 0644 packaging/dkms/gdrdrv-modprobe.conf $(DESTDIR)$(MODPROBEDIR)/gdrdrv.conf
 endif
-else
-	@echo "install: kernel/ has no module sources yet; gdrdrv for DKMS not installed"
-endif
 
 # Removes exactly what install may have put there. Shared directories (bin, lib, man1...) stay,
 # even when empty: they belong to the system, not to us.
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(LIBDIR)/$(LIB_REAL) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) \
 		$(DESTDIR)$(LIBDIR)/libgdrapi.so $(DESTDIR)$(LIBDIR)/libgdrapi.a \
-		$(DESTDIR)$(INCLUDEDIR)/gdrapi.h $(DESTDIR)$(PKGCONFIGDIR)/gdrapi.pc
+		$(DESTDIR)$(INCLUDEDIR)/gdrapi.h $(DESTDIR)$(INCLUDEDIR)/gdrapi_ext.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/gdrapi.pc
 	$(Q)rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_TOOLS) \
 		$(foreach l,$(INSTALL_TOOL_LINKS),$(firstword $(subst :, ,$(l)))))
 	$(Q)rm -f $(foreach p,$(MAN_PAGES_1) $(MAN_PAGES_LIB) $(MAN_PAGES_4), \

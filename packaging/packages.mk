@@ -9,7 +9,6 @@
 #               KMOD=1 adds gdrcopy-kmod-<KVER>, gdrdrv prebuilt for kernel KVER (default: the
 #               newest kernel with a build tree here) from its build tree KDIR.
 #               RPMBUILD_FLAGS= adds options.
-# gdrdrv-dkms and gdrcopy-kmod are left out while kernel/ has no module sources.
 
 PKG_NAME := gdrcopy-$(VERSION)
 DEB_OUT := $(BUILD)/deb
@@ -58,7 +57,6 @@ rpm:
 	$(Q)sed 's|@VERSION@|$(VERSION)|' packaging/rpm/gdrcopy.spec.in >$(RPM_TOP)/SPECS/gdrcopy.spec
 	@# The package's own make must not inherit this one's variables (BUILD=, CUDA=...).
 	$(Q)env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL rpmbuild -bb --define '_topdir $(RPM_TOP)' --define 'cuda $(abspath $(CUDA))' \
-		$(if $(GDRDRV_SRCS),,--without dkms) \
 		$(if $(filter 1,$(KMOD)),--with kmod --define 'kver $(KVER)' --define 'kdir $(RPM_KDIR)') \
 		$(RPMBUILD_FLAGS) $(RPM_TOP)/SPECS/gdrcopy.spec
 	$(Q)find $(RPM_TOP)/RPMS -name '*.rpm' | sort

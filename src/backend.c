@@ -1,26 +1,13 @@
 /* SPDX-License-Identifier: MIT */
+/* Backend selection, and the stub table under every backend's ops. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/mman.h>
 
 #include "backend.h"
 #include "gdr.h"
 #include "log.h"
-
-static int stub_probe(struct gdr_why *why)
-{
-	gdr_why_set(why, "not available in this build");
-	return EOPNOTSUPP;
-}
-
-static int stub_open(struct gdr *g, struct gdr_why *why)
-{
-	(void)g;
-	gdr_why_set(why, "not available in this build");
-	return EOPNOTSUPP;
-}
 
 static void stub_close(struct gdr *g)
 {
@@ -75,90 +62,45 @@ static int stub_driver_get_version(struct gdr *g, int *major, int *minor)
 	return EOPNOTSUPP;
 }
 
+/*
+ * What each op a backend lacks does, in the order of struct gdr_backend_ops and positional on
+ * purpose: an op added to the struct without a stub here leaves an initializer missing
+ * (-Wmissing-field-initializers, part of -Wextra, an error with -Werror), and a stub in the
+ * wrong slot has the wrong type.
+ */
 static const struct gdr_backend_ops stub_ops = {
-	.name = "stub",
-	.probe = stub_probe,
-	.open = stub_open,
-	.close = stub_close,
-	.forget_pin = stub_forget_pin,
-	.forget = stub_close,
-	.pin = stub_pin,
-	.unpin = stub_memh_op,
-	.map = stub_map,
-	.unmap = stub_memh_op,
-	.get_info = stub_get_info,
-	.get_callback_flag = stub_get_callback_flag,
-	.get_attribute = stub_get_attribute,
-	.driver_get_version = stub_driver_get_version,
+	stub_close,			/* close */
+	stub_forget_pin,		/* forget_pin */
+	stub_close,			/* forget */
+	stub_pin,			/* pin */
+	stub_memh_op,			/* unpin */
+	stub_map,			/* map */
+	stub_memh_op,			/* unmap */
+	stub_get_info,			/* get_info */
+	stub_get_callback_flag,		/* get_callback_flag */
+	stub_get_attribute,		/* get_attribute */
+	stub_driver_get_version,	/* driver_get_version */
 };
 
-void gdr_backend_resolve(const struct gdr_backend_ops *b, struct gdr_backend_ops *out)
+/* The ops table read as an array of its ops, which is all it holds. */
+typedef void (*backend_op)(void);
+_Static_assert(sizeof(struct gdr_backend_ops) == GDR_BACKEND_OP_COUNT * sizeof(backend_op),
+	       "struct gdr_backend_ops must hold GDR_BACKEND_OP_COUNT function pointers only");
+
+/* Copy ops into out, with every op it lacks (all of them when ops is NULL) a stub. */
+static void resolve_ops(const struct gdr_backend_ops *ops, struct gdr_backend_ops *out)
 {
-	out->name = b->name;
-	out->id = b->id;
-#define GDR_FILL_OP(op) out->op = b->op ? b->op : stub_ops.op;
-	GDR_BACKEND_OPS(GDR_FILL_OP)
-#undef GDR_FILL_OP
-}
+	backend_op have[GDR_BACKEND_OP_COUNT], stub[GDR_BACKEND_OP_COUNT];
 
-#ifdef GDR_WITH_TEST_BACKEND
-/* Test programs only (tests/unit/fake_backend.c): never part of the shipped library. */
-extern const struct gdr_backend_ops gdr_backend_test;
-#endif
-
-static const struct gdr_backend_ops *const registry[] = {
-	&gdr_backend_gdrdrv,
-	&gdr_backend_dmabuf,
-	&gdr_backend_vulkan,
-#ifdef GDR_WITH_TEST_BACKEND
-	&gdr_backend_test,
-#endif
-	NULL,
-};
-
-const struct gdr_backend_ops *const *gdr_backend_registry(void)
-{
-	return registry;
-}
-
-int gdr_backend_info_from_memh(struct gdr *g, struct gdr_memh *mh, gdr_info_v2_t *info)
-{
-	(void)g;
-	info->va = mh->va;
-	info->mapped_size = mh->mapped_size;
-	info->page_size = mh->page_size;
-	info->mapping_type = mh->mapping_type;
-	info->mapped = mh->mapping_type != GDR_MAPPING_TYPE_NONE;
-	info->wc_mapping = mh->mapping_type == GDR_MAPPING_TYPE_WC;
-	return 0;
-}
-
-void gdr_backend_keep_from_fork(void *va, size_t len)
-{
-	if (madvise(va, len, MADV_DONTFORK))
-		gdr_warn("madvise(MADV_DONTFORK) of the mapping at %p failed (%s): fork children "
-			 "will inherit it", va, strerror(errno));
-}
-
-void gdr_backend_forget_pin_priv(struct gdr *g, struct gdr_memh *mh)
-{
-	(void)g;
-	free(mh->backend_priv);
-	mh->backend_priv = NULL;
-}
-
-void gdr_backend_forget_priv(struct gdr *g)
-{
-	free(g->backend_priv);
-	g->backend_priv = NULL;
-}
-
-int gdr_backend_no_module_version(struct gdr *g, int *major, int *minor)
-{
-	(void)g;
-	*major = 2;
-	*minor = 6;
-	return 0;
+	memcpy(stub, &stub_ops, sizeof(stub));
+	if (ops)
+		memcpy(have, ops, sizeof(have));
+	else
+		memset(have, 0, sizeof(have));
+	for (size_t i = 0; i < GDR_BACKEND_OP_COUNT; i++)
+		if (!have[i])
+			have[i] = stub[i];
+	memcpy(out, have, sizeof(have));
 }
 
 struct backend_attempt {
@@ -167,7 +109,7 @@ struct backend_attempt {
 };
 
 /* Which backends to try: a forced name, GDRCopy's dma-buf switch, or all of them. */
-static int backend_candidates(const struct gdr_backend_ops **list, size_t max)
+static int backend_candidates(const struct gdr_backend **list, size_t max)
 {
 	const char *forced = secure_getenv("GDRCOPY_BACKEND");
 	const char *dmabuf = getenv("GDRCOPY_USE_DMABUF_MMAP");
@@ -180,7 +122,7 @@ static int backend_candidates(const struct gdr_backend_ops **list, size_t max)
 	if (!forced && dmabuf && !strcmp(dmabuf, "1"))
 		forced = "dmabuf";
 
-	for (const struct gdr_backend_ops *const *b = registry; *b && n < max; b++)
+	for (const struct gdr_backend *const *b = gdr_backend_registry; *b && n < max; b++)
 		if (!forced || !strcmp(forced, (*b)->name))
 			list[n++] = *b;
 	if (forced && !n)
@@ -190,21 +132,21 @@ static int backend_candidates(const struct gdr_backend_ops **list, size_t max)
 
 int gdr_backend_select(struct gdr *g)
 {
-	const struct gdr_backend_ops *candidates[8];
+	const struct gdr_backend *candidates[8];
 	struct backend_attempt tried[8];
 	int n = backend_candidates(candidates, 8);
 
 	for (int i = 0; i < n; i++) {
-		struct gdr_backend_ops ops;
+		const struct gdr_backend *b = candidates[i];
 
-		gdr_backend_resolve(candidates[i], &ops);
-		tried[i].name = ops.name;
+		tried[i].name = b->name;
 		tried[i].why.msg[0] = '\0';
-		if (ops.probe(&tried[i].why) == 0 && ops.open(g, &tried[i].why) == 0) {
-			g->ops = ops;
+		if (b->probe(&tried[i].why) == 0 && b->open(g, &tried[i].why) == 0) {
+			g->backend = b;
+			resolve_ops(b->ops, &g->ops);
 			for (int j = 0; j < i; j++)
 				gdr_info("backend %s: not used: %s", tried[j].name, tried[j].why.msg);
-			gdr_info("backend %s: in use", ops.name);
+			gdr_info("backend %s: in use", b->name);
 			return 0;
 		}
 	}

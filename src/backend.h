@@ -2,8 +2,12 @@
 /*
  * How a backend turns a pin into a CPU mapping. The core (gdrapi.c) checks every argument, owns
  * the handle table and the locking, and calls a backend only with valid, locked state; it never
- * names a backend. A backend fills in the ops it has; gdr_backend_resolve() lays them over a stub
- * table whose every op answers EOPNOTSUPP, so the core never tests for NULL.
+ * names a backend.
+ *
+ * A backend is two things: a descriptor (struct gdr_backend), which the registry lists and
+ * gdr_open walks to find one that works here, and its operations (struct gdr_backend_ops), which
+ * a gdr_t calls once the backend is open. A backend fills in the ops it has; gdr_backend_select
+ * lays them over a stub table whose every op answers EOPNOTSUPP, so the core never tests for NULL.
  */
 #ifndef GDR_BACKEND_H
 #define GDR_BACKEND_H
@@ -13,16 +17,11 @@
 #include <stdint.h>
 
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
+#include "log.h"
 
 struct gdr;
 struct gdr_memh;
-
-/* Why a backend cannot be used here: one line, for the log and for gdrcopy_info. */
-struct gdr_why {
-	char msg[256];
-};
-
-void gdr_why_set(struct gdr_why *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct gdr_pin_request {
 	unsigned long addr;
@@ -34,18 +33,12 @@ struct gdr_pin_request {
 };
 
 /*
- * Every op but probe is called with g->lock held. Ops return 0 or a positive errno and, on
- * failure, leave the backend's state as it was.
+ * What a gdr_t does through its backend. Every op is called with g->lock held, returns 0 or a
+ * positive errno and, on failure, leaves the backend's state as it was. Only function pointers:
+ * backend.c's stub table and its merge rely on it (GDR_BACKEND_OP_COUNT).
  */
 struct gdr_backend_ops {
-	const char *name;
-	int id;			/* GDR_BACKEND_* */
-
-	/* Cheap check that this backend can work in this process; fills why when not. */
-	int (*probe)(struct gdr_why *why);
-	/* Construct per-gdr_t state in g->backend_priv; fills why when it cannot. */
-	int (*open)(struct gdr *g, struct gdr_why *why);
-	/* Release what open made; every pin is already gone. */
+	/* Release what the descriptor's open made; every pin is already gone. */
 	void (*close)(struct gdr *g);
 	/*
 	 * In a fork child, for a gdr_t the parent opened: free the memory this process holds for
@@ -76,41 +69,81 @@ struct gdr_backend_ops {
 	int (*driver_get_version)(struct gdr *g, int *major, int *minor);
 };
 
-#define GDR_BACKEND_OPS(X) \
-	X(probe) X(open) X(close) X(forget_pin) X(forget) X(pin) X(unpin) X(map) X(unmap) \
-	X(get_info) X(get_callback_flag) X(get_attribute) X(driver_get_version)
+#define GDR_BACKEND_OP_COUNT 11
 
-/* The registry, in order of preference. */
-extern const struct gdr_backend_ops gdr_backend_gdrdrv;
-extern const struct gdr_backend_ops gdr_backend_dmabuf;
-extern const struct gdr_backend_ops gdr_backend_vulkan;
+/* A backend as the registry lists it: what it is called, and how to find and open it. */
+struct gdr_backend {
+	const char *name;	/* as GDRCOPY_BACKEND names it */
+	int id;			/* GDR_BACKEND_*, which GDR_ATTR_EXT_BACKEND reports */
+	/*
+	 * Whether the backend can be present here: its library loads, its driver is new enough,
+	 * its device node exists. Cheap, makes no per-gdr_t state, and is called with no lock
+	 * held; fills why when the answer is no.
+	 */
+	int (*probe)(struct gdr_why *why);
+	/*
+	 * Construct g->backend_priv, after probe said yes; fills why when it cannot. A backend
+	 * whose probe never says yes (one left out of the build) needs none.
+	 */
+	int (*open)(struct gdr *g, struct gdr_why *why);
+	const struct gdr_backend_ops *ops;	/* NULL: every op is a stub */
+};
 
-/* NULL-terminated list of the backends built in, most preferred first. */
-const struct gdr_backend_ops *const *gdr_backend_registry(void);
+/* The backends, for the registry. */
+extern const struct gdr_backend gdr_backend_gdrdrv;
+extern const struct gdr_backend gdr_backend_dmabuf;
+extern const struct gdr_backend gdr_backend_vulkan;
 
-/* Copy b into out, with every op b lacks taken from the stub table. */
-void gdr_backend_resolve(const struct gdr_backend_ops *b, struct gdr_backend_ops *out);
+/*
+ * The registry: the backends gdr_open may use, most preferred first, NULL-terminated. Defined
+ * on its own (registry.c) so that test programs link one of their own.
+ */
+extern const struct gdr_backend *const gdr_backend_registry[];
 
 /*
  * Choose and open a backend for g: GDRCOPY_BACKEND (unless setuid), else GDRCOPY_USE_DMABUF_MMAP,
- * else the registry order. Logs one line per backend tried. 0 or ENODEV.
+ * else the registry order; set g->backend and g->ops. Logs one line per backend tried. 0 or
+ * ENODEV.
  */
 int gdr_backend_select(struct gdr *g);
 
-/* Shared helpers for backends. */
+/* ---- Helpers for backends (backend_helpers.c) ---- */
+
 int gdr_backend_info_from_memh(struct gdr *g, struct gdr_memh *mh, gdr_info_v2_t *info);
-/*
- * Keep a CPU mapping of GPU memory out of fork children, as gdrdrv's VM_DONTCOPY does: a child
- * touching it faults instead of reaching memory it never pinned. Logs and goes on if it cannot.
- */
-void gdr_backend_keep_from_fork(void *va, size_t len);
+/* get_callback_flag of backends whose pins are persistent: nothing ever revokes them. */
+int gdr_backend_persistent_callback_flag(struct gdr *g, struct gdr_memh *mh, int *flag);
+/* For backends with no kernel module: report the gdrdrv version whose behaviour they give. */
+int gdr_backend_no_module_version(struct gdr *g, int *major, int *minor);
 /*
  * forget_pin and forget for backends whose pin and gdr_t state are single malloc'd blocks that
  * hold nothing to release in a fork child (descriptors are left open; see forget).
  */
 void gdr_backend_forget_pin_priv(struct gdr *g, struct gdr_memh *mh);
 void gdr_backend_forget_priv(struct gdr *g);
-/* For backends with no kernel module: report the gdrdrv version whose behaviour they give. */
-int gdr_backend_no_module_version(struct gdr *g, int *major, int *minor);
+
+/*
+ * Set mh->va, mh->mapped_size and mh->page_size for a pin of [addr, addr + size) in the
+ * allocation [base, base + len), as gdrdrv reports them: from the GPU page (64 KiB) holding addr
+ * to the GPU page boundary after the end, so that clients adding (addr - info.va) to the mapping
+ * keep working, but never outside the allocation rounded out to host pages; page_size is the GPU
+ * page, or the host page where va is not on a GPU page. A pin that itself runs past its
+ * allocation keeps its end (the driver judges it).
+ */
+void gdr_backend_set_pin_range(const struct gdr *g, struct gdr_memh *mh, uint64_t addr,
+			       uint64_t size, uint64_t base, uint64_t len);
+/* The length to map or unmap for size bytes of a pin: whole host pages. */
+size_t gdr_backend_map_length(const struct gdr *g, size_t size);
+/*
+ * Keep a CPU mapping of GPU memory out of fork children, as gdrdrv's VM_DONTCOPY does: a child
+ * touching it faults instead of reaching memory it never pinned. Logs and goes on if it cannot.
+ */
+void gdr_backend_keep_from_fork(void *va, size_t len);
+/*
+ * Before or after a pin that needs a file descriptor: whether one more can be opened, since
+ * drivers report running out of them as a generic error. 0, or EMFILE or ENFILE after logging
+ * which limit to raise; held says what this gdr_t holds ("this gdr_t holds 3 pins, one
+ * descriptor each").
+ */
+int gdr_backend_check_fds(const char *held);
 
 #endif

@@ -64,8 +64,8 @@ static const struct gdr_copy_impl impl_neon = {
 	GDR_COPY_IMPL_NEON, "neon", GDR_CPU_ASIMD, 0, gdr_copy_store_neon, gdr_copy_load_neon, 0
 };
 #elif defined(__powerpc64__)
-static const struct gdr_copy_impl impl_power = {
-	GDR_COPY_IMPL_POWER, "power", 0, 0, gdr_copy_store_power, gdr_copy_load_power, 0
+static const struct gdr_copy_impl impl_scalar = {
+	GDR_COPY_IMPL_SCALAR, "scalar", 0, 0, gdr_copy_store_scalar, gdr_copy_load_scalar, 0
 };
 #endif
 
@@ -84,27 +84,18 @@ static const struct gdr_copy_impl *const impls[] = {
 	&impl_stp,
 	&impl_neon,
 #elif defined(__powerpc64__)
-	&impl_power,
+	&impl_scalar,
 #endif
 };
 #define NIMPLS (sizeof(impls) / sizeof(impls[0]))
 
-/* Every GDR_COPY_IMPL_* name, so a name of another architecture's routine is recognised. */
-static const char *const impl_id_names[] = {
-	[GDR_COPY_IMPL_GENERIC] = "generic",
-	[GDR_COPY_IMPL_MEMCPY] = "memcpy",
-	[GDR_COPY_IMPL_SSE] = "sse",
-	[GDR_COPY_IMPL_SSE41] = "sse41",
-	[GDR_COPY_IMPL_AVX2] = "avx2",
-	[GDR_COPY_IMPL_AVX512] = "avx512",
-	[GDR_COPY_IMPL_MOVDIR64B] = "movdir64b",
-	[GDR_COPY_IMPL_REP_MOVSB] = "rep_movsb",
-	[GDR_COPY_IMPL_NEON] = "neon",
-	[GDR_COPY_IMPL_POWER] = "power",
-	[GDR_COPY_IMPL_STP] = "stp",
-};
-/* The variants' names, which no id names. */
+/* The variants' names, which no GDR_COPY_IMPL_* value names (gdr_ext_copy_impl_name). */
 static const char *const variant_names[] = { "sse41_blocks" };
+/*
+ * What GDRCOPY_COPY_IMPL took for the scalar routine before it had that name; users may have
+ * set it, so it stays an alias.
+ */
+static const char scalar_old_name[] = "power";
 
 /*
  * The automatic choice. A copy of n bytes into (to_wc) or out of (from_wc) a write-combined
@@ -157,10 +148,10 @@ static const struct class_row from_wc_rows[] = {
 #elif defined(__powerpc64__)
 static const struct class_row to_wc_rows[] = {
 	{ GDR_COPY_TINY_MAX, { &impl_generic } },
-	{ SIZE_MAX, { &impl_power } },
+	{ SIZE_MAX, { &impl_scalar } },
 };
 static const struct class_row from_wc_rows[] = {
-	{ SIZE_MAX, { &impl_power } },
+	{ SIZE_MAX, { &impl_scalar } },
 };
 #else
 static const struct class_row to_wc_rows[] = {
@@ -182,23 +173,20 @@ const struct gdr_copy_impl *const *gdr_copy_impls(size_t *count)
 
 const struct gdr_copy_impl *gdr_copy_impl_by_name(const char *name)
 {
+	if (!strcasecmp(name, scalar_old_name))
+		name = gdr_ext_copy_impl_name(GDR_COPY_IMPL_SCALAR);
 	for (size_t i = 0; i < NIMPLS; i++)
 		if (!strcasecmp(impls[i]->name, name))
 			return impls[i];
 	return NULL;
 }
 
-const char *gdr_copy_impl_id_name(int id)
-{
-	if (id < 0 || (size_t)id >= sizeof(impl_id_names) / sizeof(impl_id_names[0]))
-		return NULL;
-	return impl_id_names[id];
-}
-
 static int impl_name_known(const char *name)
 {
-	for (size_t i = 0; i < sizeof(impl_id_names) / sizeof(impl_id_names[0]); i++)
-		if (impl_id_names[i] && !strcasecmp(impl_id_names[i], name))
+	if (!strcasecmp(name, scalar_old_name))
+		return 1;
+	for (int id = 0; id < GDR_COPY_IMPL_COUNT; id++)
+		if (!strcasecmp(gdr_ext_copy_impl_name(id), name))
 			return 1;
 	for (size_t i = 0; i < sizeof(variant_names) / sizeof(variant_names[0]); i++)
 		if (!strcasecmp(variant_names[i], name))
@@ -209,6 +197,16 @@ static int impl_name_known(const char *name)
 unsigned int gdr_copy_impl_missing(const struct gdr_copy_impl *impl, unsigned int cpu_flags)
 {
 	return impl->needs & ~cpu_flags;
+}
+
+int gdr_copy_impl_mask(unsigned int cpu_flags)
+{
+	int mask = 0;
+
+	for (size_t i = 0; i < NIMPLS; i++)
+		if (!gdr_copy_impl_missing(impls[i], cpu_flags))
+			mask |= 1 << impls[i]->id;
+	return mask;
 }
 
 static gdr_copy_fn impl_fn(const struct gdr_copy_impl *impl, int to_device)

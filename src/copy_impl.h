@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 
 typedef void (*gdr_copy_fn)(void *dst, const void *src, size_t n);
 
@@ -42,8 +43,8 @@ void gdr_copy_load_neon(void *dst, const void *src, size_t n);
 void gdr_copy_store_stp(void *dst, const void *src, size_t n);
 void gdr_copy_load_stp(void *dst, const void *src, size_t n);
 #elif defined(__powerpc64__)
-void gdr_copy_store_power(void *dst, const void *src, size_t n);
-void gdr_copy_load_power(void *dst, const void *src, size_t n);
+void gdr_copy_store_scalar(void *dst, const void *src, size_t n);
+void gdr_copy_load_scalar(void *dst, const void *src, size_t n);
 #endif
 
 struct gdr_copy_impl {
@@ -52,7 +53,8 @@ struct gdr_copy_impl {
 	 * family (sse41_blocks) shares the family's id and has a name of its own.
 	 */
 	int id;
-	const char *name;	/* as GDRCOPY_COPY_IMPL takes it */
+	/* As GDRCOPY_COPY_IMPL takes it: gdr_ext_copy_impl_name(id), or a variant's own name. */
+	const char *name;
 	unsigned int needs;	/* enum gdr_cpu_feature mask the CPU must have */
 	unsigned int prefers;	/* more features the automatic choice waits for (rep movsb: ERMS) */
 	gdr_copy_fn store;	/* NULL: no routine for copies into WC */
@@ -114,10 +116,10 @@ static inline size_t gdr_copy_class_min(const struct gdr_copy_dir *d, int c)
 const struct gdr_copy_impl *const *gdr_copy_impls(size_t *count);
 /* The routine of this build named name, or NULL. */
 const struct gdr_copy_impl *gdr_copy_impl_by_name(const char *name);
-/* The name of a GDR_COPY_IMPL_* id, also for routines of other architectures; NULL if unknown. */
-const char *gdr_copy_impl_id_name(int id);
 /* The enum gdr_cpu_feature bits of impl->needs that cpu_flags lacks (0: it can run). */
 unsigned int gdr_copy_impl_missing(const struct gdr_copy_impl *impl, unsigned int cpu_flags);
+/* The routines of this build a CPU with cpu_flags runs: a mask of 1 << GDR_COPY_IMPL_*. */
+int gdr_copy_impl_mask(unsigned int cpu_flags);
 
 /*
  * Fill t for a CPU with cpu_flags: the automatic choice, or forced (a GDRCOPY_COPY_IMPL value;

@@ -8,7 +8,7 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
-#elif defined(__aarch64__) || defined(__powerpc64__)
+#elif defined(__aarch64__)
 #include <sys/auxv.h>
 #endif
 
@@ -28,16 +28,7 @@ static const struct {
 	{ GDR_CPU_MOVDIR64B, "MOVDIR64B" },
 	{ GDR_CPU_ERMS, "ERMS" },
 	{ GDR_CPU_ASIMD, "ASIMD" },
-	{ GDR_CPU_VSX, "VSX" },
 };
-
-const char *gdr_cpu_feature_name(unsigned int feature)
-{
-	for (size_t i = 0; i < sizeof(feature_names) / sizeof(feature_names[0]); i++)
-		if (feature_names[i].bit == feature)
-			return feature_names[i].name;
-	return NULL;
-}
 
 void gdr_cpu_describe(unsigned int mask, char *buf, size_t len)
 {
@@ -155,17 +146,6 @@ unsigned int gdr_cpu_detect(void)
 unsigned int gdr_cpu_detect(void)
 {
 	return (getauxval(AT_HWCAP) & HWCAP_ASIMD) ? GDR_CPU_ASIMD : 0;
-}
-
-#elif defined(__powerpc64__)
-
-#ifndef PPC_FEATURE_HAS_VSX
-#define PPC_FEATURE_HAS_VSX 0x00000080ul
-#endif
-
-unsigned int gdr_cpu_detect(void)
-{
-	return (getauxval(AT_HWCAP) & PPC_FEATURE_HAS_VSX) ? GDR_CPU_VSX : 0;
 }
 
 #else

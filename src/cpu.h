@@ -18,7 +18,6 @@ enum gdr_cpu_feature {
 	GDR_CPU_MOVDIR64B = 1u << 5,
 	GDR_CPU_ERMS = 1u << 6,		/* rep movsb is fast */
 	GDR_CPU_ASIMD = 1u << 7,	/* arm64 NEON */
-	GDR_CPU_VSX = 1u << 8,		/* ppc64le */
 };
 
 /* The features of the running CPU (a mask of enum gdr_cpu_feature); detected once, thread-safe. */
@@ -26,9 +25,6 @@ unsigned int gdr_cpu_features(void);
 
 /* Detect now, without caching: what gdr_cpu_features() caches. */
 unsigned int gdr_cpu_detect(void);
-
-/* The feature's short name ("AVX-512", "MOVDIR64B"), for messages. NULL for an unknown bit. */
-const char *gdr_cpu_feature_name(unsigned int feature);
 
 /* Space-separated names of the features in mask ("SSE2 SSE4.1 AVX AVX2"), or "none". */
 void gdr_cpu_describe(unsigned int mask, char *buf, size_t len);

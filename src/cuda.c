@@ -10,60 +10,39 @@
 #include "log.h"
 
 /*
- * Protects cuda_lib, cuda_refs, cuda_forked and the table while it is loaded or unloaded. Taken
- * by gdr_cuda_acquire/release only, never with another library lock inside; gdr->lock may be
- * held outside it (backends load CUDA from open, under no lock, and release it from close, under
- * gdr->lock).
+ * Protects everything below. Taken by gdr_cuda_load and gdr_cuda_acquire only, with no other
+ * library lock inside; g->lock and the vulkan backend's vk_lock may be held outside it.
  */
 static pthread_mutex_t cuda_lock = PTHREAD_MUTEX_INITIALIZER;
+/* libcuda, once the table is filled from it; kept until the process exits. */
 static void *cuda_lib;
-static unsigned long cuda_refs;
 static struct gdr_cuda cuda_table;
+/* cuInit(0) succeeded in this process. */
+static bool cuda_initialised;
 /*
- * This process was forked from one that had CUDA loaded and initialised. CUDA does not survive
- * fork: NVIDIA's driver refuses (or worse) every call in the child. The table stays, and libcuda
- * is never unloaded here (its destructors would act on driver objects shared with the parent).
+ * This process was forked from one that had initialised CUDA. CUDA does not survive fork:
+ * NVIDIA's driver refuses (or worse) every call in the child, cuInit included, which is how
+ * gdr_cuda_acquire finds out (the simulated driver accepts it).
  */
 static bool cuda_forked;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /*
  * The child runs alone here. Loading CUDA calls into the driver with cuda_lock held, so fork
- * does not wait for it; a lock taken by a thread that is gone is made anew instead. The extra
- * reference is never dropped: libcuda stays loaded in the child.
+ * does not wait for it; a lock taken by a thread that is gone is made anew instead.
  */
 static void fork_child(void)
 {
 	pthread_mutex_init(&cuda_lock, NULL);
-	if (cuda_refs) {
+	if (cuda_initialised) {
+		cuda_initialised = false;
 		cuda_forked = true;
-		cuda_refs++;
 	}
 }
 
 static void fork_register(void)
 {
 	pthread_atfork(NULL, NULL, fork_child);
-}
-
-/*
- * In a fork child, whether CUDA works here after all (the simulated driver does): cuInit(0)
- * says. 0, or ENODEV with why filled. Caller holds cuda_lock.
- */
-static int cuda_check_forked(struct gdr_why *why)
-{
-	char err[128];
-	CUresult res = cuda_table.cuInit(0);
-
-	if (res == CUDA_SUCCESS) {
-		cuda_forked = false;
-		return 0;
-	}
-	gdr_why_set(why, "CUDA cannot be used in this process: it was forked from one that had "
-		    "initialised CUDA (cuInit(0) here: %s); fork before the first CUDA call and "
-		    "gdr_open, or exec (multiprocessing's \"spawn\")",
-		    gdr_cuda_strerror(&cuda_table, res, err, sizeof(err)));
-	return ENODEV;
 }
 
 struct cuda_entry {
@@ -113,11 +92,10 @@ int gdr_cuda_proc(const struct gdr_cuda *cuda, const char *name, int version, vo
 	return 0;
 }
 
-/* Fill the table from lib; 0, or an errno with why filled. */
+/* Fill the table from lib; 0, or an errno with why filled. Calls no CUDA function but lookups. */
 static int cuda_resolve(void *lib, struct gdr_cuda *t, struct gdr_why *why)
 {
 	PFN_cuDriverGetVersion_v2020 get_version;
-	char err[128];
 	CUresult res;
 
 	get_version = (PFN_cuDriverGetVersion_v2020)dlsym(lib, "cuDriverGetVersion");
@@ -133,7 +111,8 @@ static int cuda_resolve(void *lib, struct gdr_cuda *t, struct gdr_why *why)
 	}
 	if (t->driver_version < GDR_CUDA_MIN_DRIVER_VERSION) {
 		gdr_why_set(why, "CUDA driver %d.%d is too old: 12.0 or newer is needed",
-			    t->driver_version / 1000, t->driver_version % 1000 / 10);
+			    gdr_cuda_version_major(t->driver_version),
+			    gdr_cuda_version_minor(t->driver_version));
 		return ENOTSUP;
 	}
 	t->cuGetProcAddress = (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
@@ -147,62 +126,85 @@ static int cuda_resolve(void *lib, struct gdr_cuda *t, struct gdr_why *why)
 
 		if (gdr_cuda_proc(t, e->name, e->version, &pfn)) {
 			gdr_why_set(why, "cuGetProcAddress(%s) failed: driver too old (CUDA %d.%d)",
-				    e->name, t->driver_version / 1000,
-				    t->driver_version % 1000 / 10);
+				    e->name, gdr_cuda_version_major(t->driver_version),
+				    gdr_cuda_version_minor(t->driver_version));
 			return ENOSYS;
 		}
 		memcpy((char *)t + e->offset, &pfn, sizeof(pfn));
 	}
-	res = t->cuInit(0);
-	if (res != CUDA_SUCCESS) {
-		gdr_why_set(why, "cuInit(0) failed: %s", gdr_cuda_strerror(t, res, err, sizeof(err)));
-		return res == CUDA_ERROR_NO_DEVICE ? ENODEV : EIO;
-	}
 	return 0;
+}
+
+/* The table, loading libcuda if this is the first call; NULL with why. Caller holds cuda_lock. */
+static const struct gdr_cuda *cuda_load_locked(struct gdr_why *why)
+{
+	struct gdr_cuda t;
+	void *lib;
+
+	if (cuda_lib)
+		return &cuda_table;
+	lib = cuda_open_library(why);
+	if (!lib)
+		return NULL;
+	memset(&t, 0, sizeof(t));
+	if (cuda_resolve(lib, &t, why)) {
+		/* No CUDA call has been made: nothing of the library's is left to run at unload. */
+		dlclose(lib);
+		return NULL;
+	}
+	cuda_table = t;
+	cuda_lib = lib;
+	gdr_dbg("CUDA driver %d.%d loaded", gdr_cuda_version_major(t.driver_version),
+		gdr_cuda_version_minor(t.driver_version));
+	return &cuda_table;
+}
+
+const struct gdr_cuda *gdr_cuda_load(struct gdr_why *why)
+{
+	const struct gdr_cuda *cuda;
+
+	pthread_once(&fork_once, fork_register);
+	pthread_mutex_lock(&cuda_lock);
+	cuda = cuda_load_locked(why);
+	pthread_mutex_unlock(&cuda_lock);
+	return cuda;
+}
+
+/* cuInit(0), once; false with why filled when it fails. Caller holds cuda_lock. */
+static bool cuda_init_locked(struct gdr_why *why)
+{
+	char err[128];
+	CUresult res;
+
+	if (cuda_initialised)
+		return true;
+	res = cuda_table.cuInit(0);
+	if (res == CUDA_SUCCESS) {
+		cuda_initialised = true;
+		cuda_forked = false;
+		return true;
+	}
+	gdr_cuda_strerror(&cuda_table, res, err, sizeof(err));
+	if (cuda_forked)
+		gdr_why_set(why, "CUDA cannot be used in this process: it was forked from one that "
+			    "had initialised CUDA (cuInit(0) here: %s); fork before the first CUDA "
+			    "call and gdr_open, or exec (multiprocessing's \"spawn\")", err);
+	else
+		gdr_why_set(why, "cuInit(0) failed: %s", err);
+	return false;
 }
 
 const struct gdr_cuda *gdr_cuda_acquire(struct gdr_why *why)
 {
-	const struct gdr_cuda *ret = NULL;
-	struct gdr_cuda t;
-	void *lib;
+	const struct gdr_cuda *cuda;
 
 	pthread_once(&fork_once, fork_register);
 	pthread_mutex_lock(&cuda_lock);
-	if (cuda_forked && cuda_check_forked(why))
-		goto out_unlock;
-	if (cuda_refs) {
-		cuda_refs++;
-		ret = &cuda_table;
-		goto out_unlock;
-	}
-	lib = cuda_open_library(why);
-	if (!lib)
-		goto out_unlock;
-	memset(&t, 0, sizeof(t));
-	if (cuda_resolve(lib, &t, why)) {
-		dlclose(lib);
-		goto out_unlock;
-	}
-	cuda_table = t;
-	cuda_lib = lib;
-	cuda_refs = 1;
-	ret = &cuda_table;
-	gdr_dbg("CUDA driver %d.%d loaded", t.driver_version / 1000, t.driver_version % 1000 / 10);
-out_unlock:
+	cuda = cuda_load_locked(why);
+	if (cuda && !cuda_init_locked(why))
+		cuda = NULL;
 	pthread_mutex_unlock(&cuda_lock);
-	return ret;
-}
-
-void gdr_cuda_release(void)
-{
-	pthread_mutex_lock(&cuda_lock);
-	if (cuda_refs && --cuda_refs == 0) {
-		memset(&cuda_table, 0, sizeof(cuda_table));
-		dlclose(cuda_lib);
-		cuda_lib = NULL;
-	}
-	pthread_mutex_unlock(&cuda_lock);
+	return cuda;
 }
 
 const char *gdr_cuda_strerror(const struct gdr_cuda *cuda, CUresult res, char *buf, size_t len)
@@ -218,6 +220,29 @@ const char *gdr_cuda_strerror(const struct gdr_cuda *cuda, CUresult res, char *b
 	else
 		snprintf(buf, len, "CUresult %d", (int)res);
 	return buf;
+}
+
+int gdr_cuda_errno(CUresult res)
+{
+	switch (res) {
+	case CUDA_SUCCESS:
+		return 0;
+	case CUDA_ERROR_INVALID_VALUE:
+	case CUDA_ERROR_NOT_FOUND:
+	case CUDA_ERROR_INVALID_HANDLE:
+		return EINVAL;
+	case CUDA_ERROR_NOT_SUPPORTED:
+		return ENOTSUP;
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		return ENOMEM;
+	case CUDA_ERROR_NOT_PERMITTED:
+		return EPERM;
+	case CUDA_ERROR_INVALID_DEVICE:
+	case CUDA_ERROR_NO_DEVICE:
+		return ENODEV;
+	default:
+		return EIO;
+	}
 }
 
 CUresult gdr_cuda_ctx_enter(const struct gdr_cuda *cuda, int ordinal,

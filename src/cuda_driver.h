@@ -2,13 +2,12 @@
 /*
  * The CUDA driver API, loaded at run time: libgdrapi never links libcuda, so it loads (and
  * gdr_open works or explains itself) on machines without the NVIDIA driver. One table per
- * process, shared by every gdr_t and backend, reference counted; also linked into test and
- * tool programs (cuda.o needs only log.o and why.o).
+ * process, shared by every gdr_t and backend; also linked into test programs (cuda.o needs only
+ * log.o). The entry points are those of cuda_entry_points.h, looked up with cuGetProcAddress_v2.
  *
- * Every entry point is looked up with cuGetProcAddress_v2 at the CUDA version whose ABI its
- * typedef in cudaTypedefs.h describes (PFN_cuMemAlloc_v3020: version 3020), so a newer driver
- * hands back the function with exactly that signature. To add one, add a line to
- * GDR_CUDA_ENTRY_POINTS; the simulated driver (tests/sim/cuda) must then implement it too.
+ * libcuda is loaded once per process and never unloaded once cuInit has been called on it: its
+ * destructors would act on driver state that outlives every gdr_t (and, in a fork child, is
+ * shared with the parent), and loading it again would pay for its start-up again.
  *
  * (Not named cuda.h: src/ is on the include path before the toolkit, so a cuda.h here would
  * hide NVIDIA's from every file, cudaTypedefs.h included.)
@@ -22,58 +21,11 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
-#include "backend.h"
+#include "cuda_entry_points.h"
+#include "log.h"
 
 /* The oldest driver with cuGetProcAddress_v2. */
 #define GDR_CUDA_MIN_DRIVER_VERSION 12000
-
-/*
- * X(name, version): the field is named as cuda.h spells the call (cuda.h maps cuMemAlloc to
- * cuMemAlloc_v2 for the field as for a direct call), typed PFN_<name>_v<version>, and looked up
- * as "<name>" at <version>.
- */
-#define GDR_CUDA_ENTRY_POINTS(X) \
-	X(cuGetErrorName, 6000) \
-	X(cuGetErrorString, 6000) \
-	X(cuInit, 2000) \
-	X(cuDeviceGet, 2000) \
-	X(cuDeviceGetCount, 2000) \
-	X(cuDeviceGetName, 2000) \
-	X(cuDeviceGetUuid, 11040) \
-	X(cuDeviceGetAttribute, 2000) \
-	X(cuDeviceGetPCIBusId, 4010) \
-	X(cuDeviceTotalMem, 3020) \
-	X(cuDevicePrimaryCtxRetain, 7000) \
-	X(cuDevicePrimaryCtxRelease, 11000) \
-	X(cuCtxGetCurrent, 4000) \
-	X(cuCtxSetCurrent, 4000) \
-	X(cuCtxSynchronize, 2000) \
-	X(cuPointerGetAttribute, 4000) \
-	X(cuPointerGetAttributes, 7000) \
-	X(cuPointerSetAttribute, 6000) \
-	X(cuMemAlloc, 3020) \
-	X(cuMemFree, 3020) \
-	X(cuMemAllocHost, 3020) \
-	X(cuMemFreeHost, 2000) \
-	X(cuMemAllocManaged, 6000) \
-	X(cuMemGetAddressRange, 3020) \
-	X(cuMemGetAllocationGranularity, 10020) \
-	X(cuMemCreate, 10020) \
-	X(cuMemRelease, 10020) \
-	X(cuMemAddressReserve, 10020) \
-	X(cuMemAddressFree, 10020) \
-	X(cuMemMap, 10020) \
-	X(cuMemUnmap, 10020) \
-	X(cuMemSetAccess, 10020) \
-	X(cuMemRetainAllocationHandle, 11000) \
-	X(cuMemExportToShareableHandle, 10020) \
-	X(cuMemGetAllocationPropertiesFromHandle, 10020) \
-	X(cuMemGetHandleForAddressRange, 11070) \
-	X(cuMemcpyHtoD, 3020) \
-	X(cuMemcpyDtoH, 3020) \
-	X(cuMemcpyDtoD, 3020) \
-	X(cuMemsetD8, 3020) \
-	X(cuMemsetD32, 3020)
 
 struct gdr_cuda {
 	int driver_version;		/* cuDriverGetVersion: 1000 * major + 10 * minor */
@@ -84,20 +36,48 @@ struct gdr_cuda {
 };
 
 /*
- * Take a reference on the table; the first caller dlopens libcuda.so.1 (then libcuda.so),
- * resolves every entry point and calls cuInit(0). NULL with why filled when that fails; a later
- * call tries again. Thread-safe.
+ * The table, without initialising CUDA: the first call dlopens libcuda.so.1 (then libcuda.so),
+ * checks the driver's version and looks up every entry point. What a probe needs: cheap after
+ * the first call, and cuInit is not called. NULL with why filled when that fails; a later call
+ * tries again. Thread-safe.
+ */
+const struct gdr_cuda *gdr_cuda_load(struct gdr_why *why);
+
+/*
+ * The table, with CUDA initialised: gdr_cuda_load, then cuInit(0) once per process (again in a
+ * fork child, where NVIDIA's driver refuses it: why then says so). NULL with why filled when
+ * that fails; a later call tries again. Thread-safe.
  */
 const struct gdr_cuda *gdr_cuda_acquire(struct gdr_why *why);
 
-/* Drop a reference taken by gdr_cuda_acquire; the last one dlcloses libcuda. */
-void gdr_cuda_release(void);
-
-/* Look up an entry point the table lacks (kernels, for tests); 0 or ENOSYS with *pfn NULL. */
+/* Look up an entry point the table lacks (tests); 0 or ENOSYS with *pfn NULL. */
 int gdr_cuda_proc(const struct gdr_cuda *cuda, const char *name, int version, void **pfn);
 
 /* "CUDA_ERROR_INVALID_VALUE (invalid argument)" in buf, for log lines; returns buf. */
 const char *gdr_cuda_strerror(const struct gdr_cuda *cuda, CUresult res, char *buf, size_t len);
+
+/*
+ * The errno for a CUresult:
+ *   INVALID_VALUE, NOT_FOUND, INVALID_HANDLE  -> EINVAL  (not CUDA memory, bad range)
+ *   NOT_SUPPORTED                             -> ENOTSUP (device or platform cannot do it)
+ *   OUT_OF_MEMORY                             -> ENOMEM
+ *   NOT_PERMITTED                             -> EPERM
+ *   INVALID_DEVICE, NO_DEVICE                 -> ENODEV
+ *   anything else                             -> EIO
+ * GDRCopy returned raw CUresult numbers, which clients read as errnos (801 is not an errno).
+ */
+int gdr_cuda_errno(CUresult res);
+
+/* A driver version (1000 * major + 10 * minor) as its major and minor numbers. */
+static inline int gdr_cuda_version_major(int version)
+{
+	return version / 1000;
+}
+
+static inline int gdr_cuda_version_minor(int version)
+{
+	return version % 1000 / 10;
+}
 
 /*
  * A CUDA context for the length of one library call. Driver calls need one; a thread of the

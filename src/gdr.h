@@ -43,7 +43,8 @@ struct gdr {
 	pthread_mutex_t lock;
 	struct gdr_memh_list memhs;
 
-	struct gdr_backend_ops ops;	/* resolved: no NULL op */
+	const struct gdr_backend *backend;
+	struct gdr_backend_ops ops;	/* the backend's, resolved: no NULL op */
 	void *backend_priv;
 
 	size_t host_page_size;

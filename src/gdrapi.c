@@ -9,24 +9,15 @@
 #include <unistd.h>
 
 #include "copy.h"
+#include "cpu.h"
 #include "fork.h"
 #include "gdr.h"
 #include "handle.h"
 #include "inflight.h"
+#include "info_v1.h"
 #include "log.h"
 
 #define GDR_PUBLIC __attribute__((visibility("default")))
-
-/* GDRCopy <= 2.3's struct gdr_info: the v2 layout without mapping_type. */
-typedef struct gdr_info_v1 {
-	uint64_t va;
-	uint64_t mapped_size;
-	uint32_t page_size;
-	uint64_t tm_cycles;
-	uint32_t cycles_per_ms;
-	unsigned mapped:1;
-	unsigned wc_mapping:1;
-} gdr_info_v1_t;
 
 GDR_PUBLIC gdr_t gdr_open(void)
 {
@@ -292,7 +283,7 @@ GDR_PUBLIC int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_v2_t *info)
 	ret = g->ops.get_info(g, mh, &tmp);
 	if (!ret && tmp.mapping_type != GDR_MAPPING_TYPE_NONE && !mapping_type_known(tmp.mapping_type)) {
 		gdr_err("gdr_get_info: the %s backend reports mapping type %d, which this library "
-			"does not know (a newer driver?); the pin stays usable", g->ops.name,
+			"does not know (a newer driver?); the pin stays usable", g->backend->name,
 			(int)tmp.mapping_type);
 		ret = EPROTO;
 	}
@@ -336,7 +327,7 @@ static int refuse_mapping(struct gdr *g, struct gdr_memh *mh, gdr_mapping_type_t
 	int ret;
 
 	gdr_err("gdr_map: the %s backend reports mapping type %d, which this library does not "
-		"know (a newer driver?); the mapping is undone", g->ops.name, (int)type);
+		"know (a newer driver?); the mapping is undone", g->backend->name, (int)type);
 	ret = g->ops.unmap(g, mh);
 	if (ret)
 		gdr_err("gdr_map: undoing that mapping failed (%s): %p/%zu stays mapped until the "
@@ -576,13 +567,16 @@ GDR_PUBLIC int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v)
 		ret = g->ops.get_attribute(g, attr, &value);
 		break;
 	case GDR_ATTR_EXT_BACKEND:
-		value = g->ops.id;
+		value = g->backend->id;
 		break;
 	case GDR_ATTR_EXT_COPY_TO_IMPL:
 		value = gdr_copy_impl_for(1, 4096);
 		break;
 	case GDR_ATTR_EXT_COPY_FROM_IMPL:
 		value = gdr_copy_impl_for(0, 4096);
+		break;
+	case GDR_ATTR_EXT_COPY_IMPLS:
+		value = gdr_copy_impl_mask(gdr_cpu_features());
 		break;
 	default:
 		ret = EINVAL;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "log.h"
 
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
@@ -106,6 +106,15 @@ void gdr_log(enum gdr_log_level level, const char *fmt, ...)
 	/* One write per message, so lines from several threads do not interleave. */
 	if (to_stderr)
 		fprintf(stderr, "%s%s\n", prefix[level], msg);
+}
+
+void gdr_why_set(struct gdr_why *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
+	va_end(ap);
 }
 
 __attribute__((visibility("default"))) size_t gdr_ext_take_errors(char *buf, size_t size)

@@ -18,4 +18,14 @@ int gdr_log_enabled(enum gdr_log_level level);
 #define gdr_warn(...) gdr_log(GDR_LOG_WARN, __VA_ARGS__)
 #define gdr_err(...)  gdr_log(GDR_LOG_ERROR, __VA_ARGS__)
 
+/*
+ * Why something cannot be used here (a backend, the CUDA driver): one line, which the caller
+ * logs or shows (gdrcopy_info prints it per backend).
+ */
+struct gdr_why {
+	char msg[256];
+};
+
+void gdr_why_set(struct gdr_why *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

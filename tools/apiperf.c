@@ -6,7 +6,6 @@
  * set-up calls, the process's first apart from later ones: gdr_open, the first pin (which may
  * build driver state, e.g. the vulkan backend's VkDevice) and gdr_close.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +75,26 @@ static void histogram(const double *sorted, size_t n, size_t size)
 	printf("\n");
 }
 
+/* The row of one size: each call's average (--csv: also median and minimum), pins' histogram. */
+static void report_size(size_t size, double *t[N_OPS], size_t iters)
+{
+	struct tool_stats st[N_OPS];
+
+	for (int k = 0; k < N_OPS; k++)
+		tool_stats(t[k], iters, &st[k]);
+	if (tool_csv) {
+		for (int k = 0; k < N_OPS; k++)
+			printf("%zu,%s,%.3f,%.3f,%.3f\n", size, op_names[k], st[k].avg,
+			       st[k].median, st[k].min);
+		return;
+	}
+	printf("Size(B)\tpin.Time(us)\tmap.Time(us)\tget_info.Time(us)\t"
+	       "unmap.Time(us)\tunpin.Time(us)\n");
+	printf("%zu\t%f\t%f\t%f\t%f\t%f\n", size, st[OP_PIN].avg, st[OP_MAP].avg,
+	       st[OP_INFO].avg, st[OP_UNMAP].avg, st[OP_UNPIN].avg);
+	histogram(t[OP_PIN], iters, size);	/* tool_stats sorted it */
+}
+
 /*
  * gdr_open and gdr_close, the process's first (timed in main) against n later ones, and the
  * first pin. In --csv, rows of size 0 (pin_first: the first size).
@@ -119,58 +138,35 @@ static void setup_calls(double open_first, double pin_first, size_t pin_size, do
 	free(close_t);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: gdrcopy_apiperf [options]\n"
-		"  -s SIZE   largest buffer size (default 16M); sizes start at 64 KiB\n"
-		"  -d GPU    GPU id (default 0)\n"
-		"  -n N      timed iterations per size (default 100)\n"
-		"  -w N      warm-up iterations per size (default 10)\n"
-		"  -a FN     GPU allocator: cuMemAlloc or cuMemCreate (default: cuMemCreate under "
-		"the vulkan backend, else cuMemAlloc)\n"
-		"  -M TYPE   mapping type: default, wc, cache, device\n"
-		TOOL_COMMON_USAGE);
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = { TOOL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
 	size_t max_size = 16 << 20, iters = 100, warmup = 10;
 	enum tool_alloc_kind kind = TOOL_ALLOC_AUTO;
-	struct tool_common common = { NULL, NULL };
-	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT, opt;
+	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT;
+	const struct tool_option options[] = {
+		{ 's', NULL, TOOL_ARG_SIZE, &max_size, 0, 0, NULL,
+		  "  -s SIZE   largest buffer size (default 16M); sizes start at 64 KiB\n" },
+		{ 'd', NULL, TOOL_ARG_INT, &dev_id, 0, 1024, NULL, TOOL_DEVICE_USAGE },
+		{ 'n', NULL, TOOL_ARG_COUNT, &iters, 1, 1L << 30, NULL,
+		  "  -n N      timed iterations per size (default 100)\n" },
+		{ 'w', NULL, TOOL_ARG_COUNT, &warmup, 0, 1L << 30, NULL,
+		  "  -w N      warm-up iterations per size (default 10)\n" },
+		{ 'a', NULL, TOOL_ARG_ALLOC, &kind, 0, 0, NULL, TOOL_ALLOC_USAGE },
+		{ 'M', NULL, TOOL_ARG_MAP, &map_flags, 0, 0, NULL, TOOL_MAP_USAGE },
+		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
+	};
+	const struct tool_cli cli = {
+		"gdrcopy_apiperf", options, NULL, NULL,
+		"--impl all: apiperf does no copies; use it with copylat or copybw",
+	};
+	struct tool_common common;
 	double open_first, pin_first = -1, close_first, t0;
 	struct tool_cuda cu;
 	double *t[N_OPS];
 	gdr_t g;
 
-	while ((opt = getopt_long(argc, argv, "s:d:n:w:a:M:h", longopts, NULL)) != -1) {
-		if (tool_common_option(opt, optarg, &common))
-			continue;
-		switch (opt) {
-		case 's': max_size = tool_parse_size(optarg, "-s"); break;
-		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
-		case 'n': iters = (size_t)tool_parse_long(optarg, "-n", 1, 1L << 30); break;
-		case 'w': warmup = (size_t)tool_parse_long(optarg, "-w", 0, 1L << 30); break;
-		case 'a': tool_parse_alloc(optarg, &kind); break;
-		case 'M': tool_parse_map_flags(optarg, &map_flags); break;
-		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc)
-		tool_die("unexpected argument %s (see -h)", argv[optind]);
-	if (tool_impl_is_all(&common))
-		tool_die("--impl all: apiperf does no copies; use it with copylat or copybw");
-	tool_set_env(common.backend, common.impl);
-
-	tool_cuda_init(&cu, dev_id);
-	t0 = tool_now_us();
-	g = tool_gdr_open();
-	open_first = tool_now_us() - t0;
-	tool_print_devices(&cu);
-	kind = tool_alloc_resolve(kind, g);
+	tool_options(&cli, argc, argv, &common);
+	g = tool_start(&cu, dev_id, &kind, &open_first);
 	tool_say("gpu alloc fn: %s\n", tool_alloc_name(kind));
 	for (int k = 0; k < N_OPS; k++) {
 		t[k] = calloc(iters, sizeof(double));
@@ -181,7 +177,6 @@ int main(int argc, char **argv)
 		printf("size,op,avg_us,median_us,min_us\n");
 	for (size_t size = GPU_PAGE_SIZE; size <= (max_size > GPU_PAGE_SIZE ? max_size :
 						   GPU_PAGE_SIZE); size <<= 1) {
-		struct tool_stats st[N_OPS];
 		struct gpu_buf b;
 		double scratch[N_OPS];
 
@@ -198,19 +193,7 @@ int main(int argc, char **argv)
 			for (int k = 0; k < N_OPS; k++)
 				t[k][i] = scratch[k];
 		}
-		for (int k = 0; k < N_OPS; k++)
-			tool_stats(t[k], iters, &st[k]);
-		if (tool_csv) {
-			for (int k = 0; k < N_OPS; k++)
-				printf("%zu,%s,%.3f,%.3f,%.3f\n", size, op_names[k], st[k].avg,
-				       st[k].median, st[k].min);
-		} else {
-			printf("Size(B)\tpin.Time(us)\tmap.Time(us)\tget_info.Time(us)\t"
-			       "unmap.Time(us)\tunpin.Time(us)\n");
-			printf("%zu\t%f\t%f\t%f\t%f\t%f\n", size, st[OP_PIN].avg, st[OP_MAP].avg,
-			       st[OP_INFO].avg, st[OP_UNMAP].avg, st[OP_UNPIN].avg);
-			histogram(t[OP_PIN], iters, size);	/* tool_stats sorted it */
-		}
+		report_size(size, t, iters);
 		if (gpu_free(&b) != CUDA_SUCCESS)
 			tool_die("freeing the %zu-byte GPU buffer failed", size);
 	}

@@ -1,22 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers shared by the gdrcopy tools (sanity, copybw, copylat, apiperf, pplat): error exits,
- * CUDA device selection, GPU allocation, the gdr_open wrapper and backend queries, timing and
- * statistics, output, the test pattern, and the per-routine sweep. Only the public gdrapi.h is
- * used, so the tools also run against NVIDIA's libgdrapi (the gdrcopy extensions degrade).
+ * Helpers shared by the gdrcopy tools (sanity, copybw, copylat, apiperf, pplat), one concept per
+ * file: errors and output (output.c), option parsing (options.c), CUDA devices (cuda_device.c,
+ * over cuda_loader.c), GPU allocation (gpu_alloc.c), gdr_open and mappings (gdr_tool.c), timing
+ * and statistics (stats.c), the test pattern (pattern.c), and the per-routine sweep (sweep.c).
+ * Only the public headers are used (gdrapi.h, gdrapi_ext.h), so the tools also run against
+ * NVIDIA's libgdrapi, where the gdrcopy extensions degrade.
  */
 #ifndef GDR_TOOLS_COMMON_H
 #define GDR_TOOLS_COMMON_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <time.h>
 
 #include <cuda.h>
 
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -89,8 +91,6 @@ struct gpu_buf {
 	CUmemGenericAllocationHandle handle;	/* cuMemCreate */
 };
 
-/* -a "cuMemAlloc" / "cuMemCreate" -> kind; dies naming the option for anything else. */
-void tool_parse_alloc(const char *s, enum tool_alloc_kind *kind);
 const char *tool_alloc_name(enum tool_alloc_kind kind);
 /* Resolve TOOL_ALLOC_AUTO for the backend g uses. */
 enum tool_alloc_kind tool_alloc_resolve(enum tool_alloc_kind kind, gdr_t g);
@@ -112,22 +112,28 @@ void gpu_alloc_or_die(struct gpu_buf *b, size_t size, enum tool_alloc_kind kind,
 
 /* ---- gdrcopy ---------------------------------------------------------------------------------- */
 
-/* Apply --backend / --impl (either may be NULL) to the environment the library reads. */
-void tool_set_env(const char *backend, const char *impl);
 /* gdr_open, or die: "gdr_open failed: no backend can map GPU memory here; run gdrcopy_info". */
 gdr_t tool_gdr_open(void);
+/*
+ * What copybw, copylat, apiperf and pplat do first: tool_cuda_init of dev_id, tool_gdr_open
+ * (taking *open_us microseconds when open_us is not NULL), tool_print_devices, and *kind
+ * resolved for the backend in use.
+ */
+gdr_t tool_start(struct tool_cuda *cu, int dev_id, enum tool_alloc_kind *kind, double *open_us);
 /* "closing BACKEND" (GDRCopy's "closing gdrdrv" under gdrdrv), then gdr_close, or die. */
 void tool_gdr_close(gdr_t g);
 /* GDR_BACKEND_*; GDRCopy's own library answers EINVAL, which means gdrdrv-like. */
 int tool_backend(gdr_t g);
+/* gdr_ext_backend_name, or "unknown". */
 const char *tool_backend_name(int backend);
 /* The copy routine (GDR_COPY_IMPL_*) used for 4 KiB copies; -1 when the library does not say. */
 int tool_copy_impl(gdr_t g, int to_device);
+/* The routines GDRCOPY_COPY_IMPL can choose here (GDR_ATTR_EXT_COPY_IMPLS); 0 when not said. */
+int tool_copy_impls(gdr_t g);
+/* gdr_ext_copy_impl_name, or "unknown". */
 const char *tool_impl_name(int impl);
 /* GDR_COPY_IMPL_* for a name, or -1. */
 int tool_impl_id(const char *name);
-/* -M default|wc|cache|device -> a gdr_map_flags_t value; dies naming the option otherwise. */
-void tool_parse_map_flags(const char *s, int *flags);
 /* A hint for a failed pin: what the backend can pin ("" when nothing useful to say). */
 const char *tool_pin_hint(gdr_t g, enum tool_alloc_kind kind);
 const char *tool_mapping_name(gdr_mapping_type_t type);
@@ -193,95 +199,97 @@ void tool_fill_pattern(void *buf, size_t bytes, unsigned seed);
 /* 0 if equal; else print the first 10 mismatching words ("word content expected") and count. */
 size_t tool_compare(const void *got, const void *want, size_t bytes);
 
+/* ---- Options ---------------------------------------------------------------------------------- */
+
+enum tool_arg {
+	TOOL_ARG_FLAG,		/* no argument: *(int *)dest = 1 */
+	TOOL_ARG_SIZE,		/* *(size_t *)dest: bytes, with an optional K, M or G (of 1024) */
+	TOOL_ARG_COUNT,		/* *(size_t *)dest: an integer from min to max */
+	TOOL_ARG_INT,		/* *(int *)dest: an integer from min to max */
+	TOOL_ARG_ALLOC,		/* *(enum tool_alloc_kind *)dest: cuMemAlloc or cuMemCreate */
+	TOOL_ARG_MAP,		/* *(int *)dest: a gdr_map_flags_t: default, wc, cache or device */
+	TOOL_ARG_CHOICE,	/* *(int *)dest: the index of the argument in choices */
+	TOOL_ARG_STRING,	/* *(const char **)dest */
+	TOOL_ARG_LIST,		/* struct tool_list *dest: each use appends its argument */
+};
+
+struct tool_list {
+	const char **v;
+	size_t n;
+};
+
+/* One option of a tool; a tool's table ends with an entry whose key and name are both 0. */
+struct tool_option {
+	int key;			/* the short option's letter; 0 for a long option only */
+	const char *name;		/* the long option, without "--"; NULL for a short one only */
+	enum tool_arg arg;
+	void *dest;
+	long min, max;			/* TOOL_ARG_COUNT, TOOL_ARG_INT */
+	const char *const *choices;	/* TOOL_ARG_CHOICE: the names, NULL-terminated */
+	const char *usage;		/* its lines of -h ("  -s SIZE   buffer size\n") */
+};
+
+struct tool_cli {
+	const char *name;		/* "gdrcopy_copybw" */
+	const struct tool_option *options;
+	const char *usage_first;	/* -h lines before the options, or NULL */
+	const char *usage_last;		/* -h lines after the common options, or NULL */
+	/* --impl all: NULL when the tool sweeps (tool_sweep), else why it does not */
+	const char *no_sweep;
+};
+
+/* What every tool takes: --backend, --impl, --csv (tool_csv), --sweep-fd (tool_sweep_fd). */
+struct tool_common {
+	const char *backend;
+	const char *impl;
+	int argc;
+	char **argv;			/* the arguments as given (getopt reorders argv) */
+};
+
+/* The -h lines of the options several tools take alike. */
+#define TOOL_DEVICE_USAGE "  -d GPU    GPU id (default 0)\n"
+#define TOOL_ALLOC_USAGE \
+	"  -a FN     GPU allocator: cuMemAlloc or cuMemCreate (default: cuMemCreate under the " \
+	"vulkan backend, else cuMemAlloc)\n"
+#define TOOL_MAP_USAGE "  -M TYPE   mapping type: default, wc, cache, device\n"
+#define TOOL_SWEEP_USAGE \
+	"            --impl all runs every copy routine this CPU has, one process each\n"
+
+/*
+ * Parse the command line: the tool's options into their dests, the common ones into common
+ * (which the library then reads from the environment: GDRCOPY_BACKEND, GDRCOPY_COPY_IMPL).
+ * Does not return for -h / --help (usage on stdout, exit 0), an unknown option (usage on
+ * stderr, exit 2), a bad value or a stray argument (one line naming it, exit 1), nor for
+ * --impl all in a tool that does not sweep.
+ */
+void tool_options(const struct tool_cli *cli, int argc, char **argv, struct tool_common *common);
+/* 1 when --impl all asks for the per-routine sweep. */
+int tool_impl_is_all(const struct tool_common *o);
+
 /* ---- Copy-routine sweep (--impl all) ---------------------------------------------------------- */
 
 /*
- * The routine names this architecture may have, in the order the sweep runs them; "auto" (the
- * library's own choice) comes first and is not in this list.
- */
-extern const char *const tool_impl_candidates[];
-/* 0 and a reason in why if this CPU cannot run the routine. */
-int tool_cpu_can_run(const char *impl, char *why, size_t len);
-
-/*
  * In a sweep child (--sweep-fd N, added by the parent) the tool writes its results as lines to
- * that fd instead of printing: "impl TO FROM" after gdr_open, then "row TEST SIZE V1 V2".
+ * that fd instead of printing: "impl TO FROM MASK" after gdr_open (MASK: tool_copy_impls), then
+ * "row TEST SIZE V1 V2".
  */
 extern int tool_sweep_fd;
 void tool_sweep_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Report which routines the library uses (sweep child) and check a forced one was honoured. */
 void tool_report_impl(gdr_t g, const char *forced);
 
-struct sweep_row {
-	char test[48];
-	size_t size;
-	double v1, v2;
-};
-
-struct sweep_run {
-	const char *impl;	/* "auto" or a routine name */
-	int ran;		/* rows are valid */
-	char why[256];		/* why not */
-	char to_impl[24], from_impl[24];	/* what the library reported */
-	struct sweep_row *rows;
-	size_t nrows;
-};
-
 /*
- * Run the tool once per routine: re-exec /proc/self/exe with argv minus "--impl all", plus
- * "--impl NAME --sweep-fd N" and GDRCOPY_COPY_IMPL set, collecting each child's lines. The
- * library chooses its routines once per process, hence one process per routine. Returns the
- * runs (runs[0] is "auto"), *n their count; free with tool_sweep_free.
+ * --impl all: run the tool once per routine, and print the results side by side. Each run
+ * re-executes /proc/self/exe with the arguments as given (common->argv) minus "--impl all",
+ * plus "--impl NAME --sweep-fd N": the library chooses its routines once per process, hence one
+ * process per routine. The library's own choice ("auto") runs first and says which routines
+ * this CPU runs (GDR_ATTR_EXT_COPY_IMPLS); each of those runs next. Then for each test, one
+ * table of v1 (the column named value) by size and routine, with the best routine and the
+ * automatic choice's ratio to it (higher_better for bandwidths); --csv prints
+ * "impl,test,size,v1,v2" rows under csv_header. Returns the tool's exit status.
  */
-struct sweep_run *tool_sweep(int argc, char **argv, size_t *n);
-void tool_sweep_free(struct sweep_run *runs, size_t n);
-/*
- * Print the sweep: for each test, one table of v1 (the column named value) by size and routine,
- * with the best routine and the automatic choice's ratio to it; higher_better for bandwidths.
- * --csv prints "impl,test,size,v1,v2" rows (header given by csv_header).
- */
-void tool_sweep_print(const struct sweep_run *runs, size_t n, const char *value,
-		      int higher_better, const char *csv_header);
-
-/* ---- Options every tool takes ------------------------------------------------------------- */
-
-enum {
-	TOOL_OPT_BACKEND = 0x100,
-	TOOL_OPT_IMPL,
-	TOOL_OPT_CSV,
-	TOOL_OPT_SWEEP_FD,
-	TOOL_OPT_HELP,
-	TOOL_OPT_FIRST_TOOL,	/* a tool's own long options start here */
-};
-
-#define TOOL_LONG_OPTIONS \
-	{ "backend", required_argument, NULL, TOOL_OPT_BACKEND }, \
-	{ "impl", required_argument, NULL, TOOL_OPT_IMPL }, \
-	{ "csv", no_argument, NULL, TOOL_OPT_CSV }, \
-	{ "sweep-fd", required_argument, NULL, TOOL_OPT_SWEEP_FD }, \
-	{ "help", no_argument, NULL, TOOL_OPT_HELP }
-
-#define TOOL_COMMON_USAGE \
-	"  --backend NAME  use only this gdrcopy backend (gdrdrv, dmabuf, vulkan): GDRCOPY_BACKEND\n" \
-	"  --impl NAME     force one CPU copy routine: GDRCOPY_COPY_IMPL\n" \
-	"  --csv           print comma-separated rows instead of the human output\n"
-
-struct tool_common {
-	const char *backend;
-	const char *impl;
-};
-
-/*
- * Handle one of TOOL_LONG_OPTIONS: 1 if c was one (TOOL_OPT_HELP is left to the tool, which
- * knows its usage), 0 if not.
- */
-int tool_common_option(int c, const char *arg, struct tool_common *o);
-/* 1 when --impl all asks for the per-routine sweep. */
-int tool_impl_is_all(const struct tool_common *o);
-/* Parse a size (bytes, with an optional K, M or G suffix of powers of 1024) or die naming opt. */
-size_t tool_parse_size(const char *arg, const char *opt);
-/* Parse a non-negative integer or die naming opt. */
-long tool_parse_long(const char *arg, const char *opt, long min, long max);
+int tool_sweep(const struct tool_common *common, const char *value, int higher_better,
+	       const char *csv_header);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,6 @@
  * gdrcopy_copybw: bandwidth of gdr_copy_to_mapping (write) and gdr_copy_from_mapping (read), as
  * GDRCopy 2.6's copybw: one copy size, or with -l every power of two up to it. MB is 2^20 bytes.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,58 +64,38 @@ static size_t round_down_pow2(size_t x)
 	return p;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: gdrcopy_copybw [options]\n"
-		"  -s SIZE   buffer size (default 131072)\n"
-		"  -c SIZE   copy size (default: the buffer size); with -l the largest\n"
-		"  -o OFF    copy offset in the buffer, a multiple of 4 (default 0)\n"
-		"  -l        sweep copy sizes 1, 2, 4 ... up to the copy size\n"
-		"  -d GPU    GPU id (default 0)\n"
-		"  -w N      write iterations (default 10000)\n"
-		"  -r N      read iterations (default 100)\n"
-		"  -a FN     GPU allocator: cuMemAlloc or cuMemCreate (default: cuMemCreate under "
-		"the vulkan backend, else cuMemAlloc)\n"
-		"  -M TYPE   mapping type: default, wc, cache, device\n"
-		TOOL_COMMON_USAGE
-		"            --impl all runs every copy routine this CPU has, one process each\n");
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = { TOOL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
 	struct bw_opts o = { 0, 0, 10000, 100, 0 };
 	enum tool_alloc_kind kind = TOOL_ALLOC_AUTO;
-	struct tool_common common = { NULL, NULL };
-	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT, opt;
-	char *saved_argv[argc + 1];	/* argv as given: getopt_long reorders argv */
+	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT;
 	size_t size = 131072;
+	const struct tool_option options[] = {
+		{ 's', NULL, TOOL_ARG_SIZE, &size, 0, 0, NULL,
+		  "  -s SIZE   buffer size (default 131072)\n" },
+		{ 'c', NULL, TOOL_ARG_SIZE, &o.copy_size, 0, 0, NULL,
+		  "  -c SIZE   copy size (default: the buffer size); with -l the largest\n" },
+		{ 'o', NULL, TOOL_ARG_SIZE, &o.offset, 0, 0, NULL,
+		  "  -o OFF    copy offset in the buffer, a multiple of 4 (default 0)\n" },
+		{ 'l', NULL, TOOL_ARG_FLAG, &o.sweep_sizes, 0, 0, NULL,
+		  "  -l        sweep copy sizes 1, 2, 4 ... up to the copy size\n" },
+		{ 'd', NULL, TOOL_ARG_INT, &dev_id, 0, 1024, NULL, TOOL_DEVICE_USAGE },
+		{ 'w', NULL, TOOL_ARG_COUNT, &o.writes, 1, 1L << 40, NULL,
+		  "  -w N      write iterations (default 10000)\n" },
+		{ 'r', NULL, TOOL_ARG_COUNT, &o.reads, 1, 1L << 40, NULL,
+		  "  -r N      read iterations (default 100)\n" },
+		{ 'a', NULL, TOOL_ARG_ALLOC, &kind, 0, 0, NULL, TOOL_ALLOC_USAGE },
+		{ 'M', NULL, TOOL_ARG_MAP, &map_flags, 0, 0, NULL, TOOL_MAP_USAGE },
+		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
+	};
+	const struct tool_cli cli = { "gdrcopy_copybw", options, NULL, TOOL_SWEEP_USAGE, NULL };
+	struct tool_common common;
 	struct tool_mapping m;
 	struct tool_cuda cu;
 	void *host;
 	gdr_t g;
 
-	memcpy(saved_argv, argv, (size_t)(argc + 1) * sizeof(char *));
-	while ((opt = getopt_long(argc, argv, "s:d:o:c:w:r:a:M:hl", longopts, NULL)) != -1) {
-		if (tool_common_option(opt, optarg, &common))
-			continue;
-		switch (opt) {
-		case 's': size = tool_parse_size(optarg, "-s"); break;
-		case 'c': o.copy_size = tool_parse_size(optarg, "-c"); break;
-		case 'o': o.offset = tool_parse_size(optarg, "-o"); break;
-		case 'l': o.sweep_sizes = 1; break;
-		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
-		case 'w': o.writes = (size_t)tool_parse_long(optarg, "-w", 1, 1L << 40); break;
-		case 'r': o.reads = (size_t)tool_parse_long(optarg, "-r", 1, 1L << 40); break;
-		case 'a': tool_parse_alloc(optarg, &kind); break;
-		case 'M': tool_parse_map_flags(optarg, &map_flags); break;
-		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc)
-		tool_die("unexpected argument %s (see -h)", argv[optind]);
+	tool_options(&cli, argc, argv, &common);
 	if (!o.copy_size)
 		o.copy_size = size;
 	if (size == 0)
@@ -126,20 +105,10 @@ int main(int argc, char **argv)
 	if (o.offset > size || o.copy_size > size - o.offset)
 		tool_die("copy of %zu bytes at offset %zu does not fit in the %zu-byte buffer",
 			 o.copy_size, o.offset, size);
-	tool_set_env(common.backend, common.impl);
-	if (tool_impl_is_all(&common)) {
-		size_t n;
-		struct sweep_run *runs = tool_sweep(argc, saved_argv, &n);
+	if (tool_impl_is_all(&common))
+		return tool_sweep(&common, "bandwidth (MB/s)", 1, "impl,test,size,mb_per_s,offset");
 
-		tool_sweep_print(runs, n, "bandwidth (MB/s)", 1, "impl,test,size,mb_per_s,offset");
-		tool_sweep_free(runs, n);
-		return 0;
-	}
-
-	tool_cuda_init(&cu, dev_id);
-	g = tool_gdr_open();
-	tool_print_devices(&cu);
-	kind = tool_alloc_resolve(kind, g);
+	g = tool_start(&cu, dev_id, &kind, NULL);
 	tool_say("testing size: %zu\n", size);
 	tool_map_gpu(&m, g, &cu, size, kind, map_flags, 0);
 	tool_report_impl(g, common.impl);

@@ -6,7 +6,6 @@
  * column), and a raw 8-byte store + fence and a raw 64-byte load through the same mapping.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +15,7 @@ struct lat_ctx {
 	struct tool_mapping *m;
 	void *host;
 	int cold;		/* -C: cuMemsetD8 before each copy */
-	int stream_load;	/* the CPU has SSE4.1's MOVNTDQA */
+	int stream_load;	/* the CPU has SSE4.1's MOVNTDQA (the library says so) */
 };
 
 typedef void (*lat_fn)(struct lat_ctx *c, size_t size);
@@ -63,16 +62,6 @@ static void op_raw_store8(struct lat_ctx *c, size_t size)
 	__asm__ volatile("sync" ::: "memory");
 #else
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
-static int have_stream_load(void)
-{
-#if defined(__x86_64__)
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("sse4.1");
-#else
-	return 0;
 #endif
 }
 
@@ -203,90 +192,16 @@ static void run_baseline(struct lat_ctx *c, size_t writes, size_t reads)
 	tool_say("\n");
 }
 
-static void usage(FILE *f)
+/*
+ * cuMemcpy at every size (with -c, for the ratio column), the raw baseline, then the library's
+ * copies: copylat's tables, in the order GDRCopy's prints them.
+ */
+static void run_tables(struct lat_ctx *c, size_t size, size_t writes, size_t reads,
+		       int do_cumemcpy)
 {
-	fprintf(f,
-		"usage: gdrcopy_copylat [options]\n"
-		"  -s SIZE   buffer size, the largest copy (default 16M)\n"
-		"  -d GPU    GPU id (default 0)\n"
-		"  -w N      iterations of each write size (default 10000)\n"
-		"  -r N      iterations of each read size (default 100)\n"
-		"  -a FN     GPU allocator: cuMemAlloc or cuMemCreate (default: cuMemCreate under "
-		"the vulkan backend, else cuMemAlloc)\n"
-		"  -M TYPE   mapping type: default, wc, cache, device\n"
-		"  -c        also time cuMemcpyHtoD/DtoH at the same sizes (ratio column)\n"
-		"  -C        cold cache: cuMemsetD8 before each copy, its time subtracted (caching "
-		"mappings only)\n"
-		TOOL_COMMON_USAGE
-		"            --impl all runs every copy routine this CPU has, one process each\n");
-}
-
-int main(int argc, char **argv)
-{
-	static const struct option longopts[] = { TOOL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
-	size_t size = 16 << 20, writes = 10000, reads = 100, nsizes = 0;
-	enum tool_alloc_kind kind = TOOL_ALLOC_AUTO;
-	struct tool_common common = { NULL, NULL };
-	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT, do_cumemcpy = 0, cold = 0, opt;
-	char *saved_argv[argc + 1];	/* argv as given: getopt_long reorders argv */
 	double *h2d = NULL, *d2h = NULL;
-	struct tool_mapping m;
-	struct tool_cuda cu;
-	struct lat_ctx c;
-	gdr_t g;
+	size_t nsizes = 0;
 
-	memcpy(saved_argv, argv, (size_t)(argc + 1) * sizeof(char *));
-	while ((opt = getopt_long(argc, argv, "s:d:w:r:a:M:cCh", longopts, NULL)) != -1) {
-		if (tool_common_option(opt, optarg, &common))
-			continue;
-		switch (opt) {
-		case 's': size = tool_parse_size(optarg, "-s"); break;
-		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
-		case 'w': writes = (size_t)tool_parse_long(optarg, "-w", 1, 1L << 40); break;
-		case 'r': reads = (size_t)tool_parse_long(optarg, "-r", 1, 1L << 40); break;
-		case 'a': tool_parse_alloc(optarg, &kind); break;
-		case 'M': tool_parse_map_flags(optarg, &map_flags); break;
-		case 'c': do_cumemcpy = 1; break;
-		case 'C': cold = 1; break;
-		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc)
-		tool_die("unexpected argument %s (see -h)", argv[optind]);
-	if (size == 0)
-		tool_die("-s 0: the buffer must hold at least one byte");
-	tool_set_env(common.backend, common.impl);
-	if (tool_impl_is_all(&common)) {
-		size_t n;
-		struct sweep_run *runs = tool_sweep(argc, saved_argv, &n);
-
-		tool_sweep_print(runs, n, "median time (us)", 0, "impl,test,size,median_us,min_us");
-		tool_sweep_free(runs, n);
-		return 0;
-	}
-
-	writes = tool_round_iters(writes, "write");
-	reads = tool_round_iters(reads, "read");
-	tool_cuda_init(&cu, dev_id);
-	g = tool_gdr_open();
-	tool_print_devices(&cu);
-	kind = tool_alloc_resolve(kind, g);
-	tool_say("testing size: %zu\n", size);
-	tool_map_gpu(&m, g, &cu, size, kind, map_flags, 0);
-	tool_report_impl(g, common.impl);
-	if (cold && m.info.mapping_type != GDR_MAPPING_TYPE_CACHING)
-		tool_die("-C (cold cache) needs a caching mapping; this one is %s (try -M cache)",
-			 tool_mapping_name(m.info.mapping_type));
-	tool_say("use cold cache: %s\n", cold ? "yes" : "no");
-
-	c.m = &m;
-	c.cold = cold;
-	c.stream_load = have_stream_load();
-	c.host = malloc(size);
-	if (!c.host)
-		tool_die("cannot allocate %zu bytes of host memory", size);
-	tool_fill_pattern(c.host, size, 0);
 	for (size_t s = 1; s <= size; s <<= 1)
 		nsizes++;
 	if (tool_csv && tool_sweep_fd < 0)
@@ -303,12 +218,12 @@ int main(int argc, char **argv)
 		th.median = h2d;
 		td.median = d2h;
 		tool_say("cuMemcpyHtoD num iters for each size: %zu\n", writes);
-		run_table(&c, &th, size);
+		run_table(c, &th, size);
 		tool_say("cuMemcpyDtoH num iters for each size: %zu\n", reads);
-		run_table(&c, &td, size);
+		run_table(c, &td, size);
 	}
 	if (tool_sweep_fd < 0)
-		run_baseline(&c, writes, reads);
+		run_baseline(c, writes, reads);
 
 	{
 		struct table tt = { "gdr_copy_to_mapping", "to", op_to_mapping, writes, NULL, h2d };
@@ -318,13 +233,69 @@ int main(int argc, char **argv)
 		tool_say("gdr_copy_to_mapping num iters for each size: %zu\n", writes);
 		tool_say("WARNING: Measuring the API invocation overhead as observed by the CPU. "
 			 "Data might not be ordered all the way to the GPU internal visibility.\n");
-		run_table(&c, &tt, size);
+		run_table(c, &tt, size);
 		tool_say("gdr_copy_from_mapping num iters for each size: %zu\n", reads);
-		run_table(&c, &tf, size);
+		run_table(c, &tf, size);
 	}
 
 	free(h2d);
 	free(d2h);
+}
+
+int main(int argc, char **argv)
+{
+	size_t size = 16 << 20, writes = 10000, reads = 100;
+	enum tool_alloc_kind kind = TOOL_ALLOC_AUTO;
+	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT, do_cumemcpy = 0, cold = 0;
+	const struct tool_option options[] = {
+		{ 's', NULL, TOOL_ARG_SIZE, &size, 0, 0, NULL,
+		  "  -s SIZE   buffer size, the largest copy (default 16M)\n" },
+		{ 'd', NULL, TOOL_ARG_INT, &dev_id, 0, 1024, NULL, TOOL_DEVICE_USAGE },
+		{ 'w', NULL, TOOL_ARG_COUNT, &writes, 1, 1L << 40, NULL,
+		  "  -w N      iterations of each write size (default 10000)\n" },
+		{ 'r', NULL, TOOL_ARG_COUNT, &reads, 1, 1L << 40, NULL,
+		  "  -r N      iterations of each read size (default 100)\n" },
+		{ 'a', NULL, TOOL_ARG_ALLOC, &kind, 0, 0, NULL, TOOL_ALLOC_USAGE },
+		{ 'M', NULL, TOOL_ARG_MAP, &map_flags, 0, 0, NULL, TOOL_MAP_USAGE },
+		{ 'c', NULL, TOOL_ARG_FLAG, &do_cumemcpy, 0, 0, NULL,
+		  "  -c        also time cuMemcpyHtoD/DtoH at the same sizes (ratio column)\n" },
+		{ 'C', NULL, TOOL_ARG_FLAG, &cold, 0, 0, NULL,
+		  "  -C        cold cache: cuMemsetD8 before each copy, its time subtracted (caching "
+		  "mappings only)\n" },
+		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
+	};
+	const struct tool_cli cli = { "gdrcopy_copylat", options, NULL, TOOL_SWEEP_USAGE, NULL };
+	struct tool_common common;
+	struct tool_mapping m;
+	struct tool_cuda cu;
+	struct lat_ctx c;
+	gdr_t g;
+
+	tool_options(&cli, argc, argv, &common);
+	if (size == 0)
+		tool_die("-s 0: the buffer must hold at least one byte");
+	if (tool_impl_is_all(&common))
+		return tool_sweep(&common, "median time (us)", 0, "impl,test,size,median_us,min_us");
+
+	writes = tool_round_iters(writes, "write");
+	reads = tool_round_iters(reads, "read");
+	g = tool_start(&cu, dev_id, &kind, NULL);
+	tool_say("testing size: %zu\n", size);
+	tool_map_gpu(&m, g, &cu, size, kind, map_flags, 0);
+	tool_report_impl(g, common.impl);
+	if (cold && m.info.mapping_type != GDR_MAPPING_TYPE_CACHING)
+		tool_die("-C (cold cache) needs a caching mapping; this one is %s (try -M cache)",
+			 tool_mapping_name(m.info.mapping_type));
+	tool_say("use cold cache: %s\n", cold ? "yes" : "no");
+
+	c.m = &m;
+	c.cold = cold;
+	c.stream_load = !!(tool_copy_impls(g) & 1 << GDR_COPY_IMPL_SSE41);
+	c.host = malloc(size);
+	if (!c.host)
+		tool_die("cannot allocate %zu bytes of host memory", size);
+	tool_fill_pattern(c.host, size, 0);
+	run_tables(&c, size, writes, reads, do_cumemcpy);
 	free(c.host);
 	tool_unmap_gpu(&m, 0);
 	tool_gdr_close(g);

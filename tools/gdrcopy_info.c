@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 
-static const char *const backends[] = { "gdrdrv", "dmabuf", "vulkan" };
 
 struct probe {
 	int opened;
@@ -26,28 +26,10 @@ struct probe {
 	char why[512];
 };
 
-static const char *backend_name(int id)
+/* A name from gdrapi_ext.h, or "unknown". */
+static const char *known(const char *name)
 {
-	switch (id) {
-	case GDR_BACKEND_GDRDRV: return "gdrdrv";
-	case GDR_BACKEND_DMABUF: return "dmabuf";
-	case GDR_BACKEND_VULKAN: return "vulkan";
-	default: return "unknown";
-	}
-}
-
-static const char *impl_name(int id)
-{
-	static const char *const names[] = {
-		[GDR_COPY_IMPL_GENERIC] = "generic", [GDR_COPY_IMPL_MEMCPY] = "memcpy",
-		[GDR_COPY_IMPL_SSE] = "sse", [GDR_COPY_IMPL_SSE41] = "sse41",
-		[GDR_COPY_IMPL_AVX2] = "avx2", [GDR_COPY_IMPL_AVX512] = "avx512",
-		[GDR_COPY_IMPL_MOVDIR64B] = "movdir64b", [GDR_COPY_IMPL_REP_MOVSB] = "rep_movsb",
-		[GDR_COPY_IMPL_NEON] = "neon", [GDR_COPY_IMPL_POWER] = "power",
-	};
-
-	return id >= 0 && id < (int)(sizeof(names) / sizeof(names[0])) && names[id] ? names[id] :
-											   "unknown";
+	return name ? name : "unknown";
 }
 
 /*
@@ -253,25 +235,28 @@ int main(int argc, char **argv)
 	printf("gdrcopy %d.%d (libgdrapi.so.%d), API-compatible with NVIDIA GDRCopy 2.6\n", major,
 	       minor, major);
 	printf("%-8s %s\n", "backend", "status");
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
-		if (run_probe(backends[i], &p)) {
+	/* In the order gdr_open tries them. */
+	for (int id = GDR_BACKEND_GDRDRV; gdr_ext_backend_name(id); id++) {
+		const char *backend = gdr_ext_backend_name(id);
+
+		if (run_probe(backend, &p)) {
 			perror("gdrcopy_info: fork");
 			return 1;
 		}
 		if (p.opened) {
 			char flavor[64];
-			const char *built_for = !strcmp(backends[i], "gdrdrv") ?
+			const char *built_for = !strcmp(backend, "gdrdrv") ?
 						gdrdrv_flavor(flavor, sizeof(flavor)) : NULL;
 
 			any = 1;
 			printf("%-8s available (driver interface %d.%d, persistent %d%s%s%s)\n",
-			       backends[i], p.driver_major, p.driver_minor, p.persistent,
+			       backend, p.driver_major, p.driver_minor, p.persistent,
 			       built_for ? ", built for the " : "", built_for ? built_for : "",
 			       built_for ? " NVIDIA driver" : "");
 		} else {
-			if (!strcmp(backends[i], "gdrdrv") && !exists("/dev/gdrdrv"))
+			if (!strcmp(backend, "gdrdrv") && !exists("/dev/gdrdrv"))
 				gdrdrv_advice(p.why, sizeof(p.why));
-			printf("%-8s unavailable: %s\n", backends[i], p.why);
+			printf("%-8s unavailable: %s\n", backend, p.why);
 		}
 	}
 	if (run_probe(NULL, &chosen)) {
@@ -279,9 +264,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (chosen.opened) {
-		printf("gdr_open uses: %s\n", backend_name(chosen.backend));
+		printf("gdr_open uses: %s\n", known(gdr_ext_backend_name(chosen.backend)));
 		printf("copy routines for 4 KiB on write-combined mappings: to GPU %s, from GPU %s\n",
-		       impl_name(chosen.to_impl), impl_name(chosen.from_impl));
+		       known(gdr_ext_copy_impl_name(chosen.to_impl)),
+		       known(gdr_ext_copy_impl_name(chosen.from_impl)));
 	} else {
 		printf("gdr_open fails: %s\n", any ? chosen.why :
 			"no backend can map GPU memory on this machine (see the reasons above)");

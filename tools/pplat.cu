@@ -9,7 +9,6 @@
  */
 #include <cuda_runtime.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,143 +354,121 @@ static void report(const struct pp *p, const char *test, const char *g, const ch
 		       strcmp(test, "gdrcopy") ? "cuMemcpy: " : "", r->gpu_avg_us);
 }
 
-static enum where parse_where(const char *s, const char *opt)
-{
-	if (!strcmp(s, "gpumem"))
-		return GPUMEM;
-	if (!strcmp(s, "hostmem"))
-		return HOSTMEM;
-	tool_die("%s %s: expected gpumem or hostmem", opt, s);
-}
+/* -G, -C, -D: where a flag or the data lives, indexed by enum where. */
+static const char *const where_choices[] = { "gpumem", "hostmem", NULL };
 
-static void usage(FILE *f)
+/*
+ * One exchange with the flags and the data where given (CUMEMCPY: through cuMemcpy), reported
+ * as test; dies when data arrived wrong.
+ */
+static void run_exchange(struct pp *p, const char *test, enum where gw, enum where cw,
+			 enum where dw, size_t flag_size)
 {
-	fprintf(f,
-		"usage: gdrcopy_pplat [options]\n"
-		"  -d GPU    GPU id (default 0)\n"
-		"  -t N      iterations (default 1000)\n"
-		"  -u SEC    timeout in seconds, 0 for none (default 10)\n"
-		"  -a FN     GPU allocator: cuMemAlloc or cuMemCreate (default: cuMemCreate under "
-		"the vulkan backend, else cuMemAlloc)\n"
-		"  -s SIZE   data bytes per iteration; 0 = flags only, on 1 block x 1 thread "
-		"(default 0)\n"
-		"  -B N      blocks (default 8)\n"
-		"  -T N      threads per block (default 1024)\n"
-		"  -m 0|1    0: CPU produces, GPU consumes; 1: GPU produces, CPU consumes "
-		"(default 0)\n"
-		"  -G WHERE  the GPU's flag (written by the CPU): gpumem or hostmem (default gpumem)\n"
-		"  -C WHERE  the CPU's flag (written by the GPU): gpumem or hostmem (default "
-		"hostmem)\n"
-		"  -D WHERE  the data: gpumem or hostmem (default gpumem)\n"
-		"  -M TYPE   mapping type: default, wc, cache, device\n"
-		"  -c        also run the exchange through cuMemcpyAsync + cuStreamSynchronize\n"
-		TOOL_COMMON_USAGE);
-}
-
-int main(int argc, char **argv)
-{
-	static const struct option longopts[] = { TOOL_LONG_OPTIONS, { NULL, 0, NULL, 0 } };
-	enum where gw = GPUMEM, cw = HOSTMEM, dw = GPUMEM;
-	struct tool_common common = { NULL, NULL };
 	struct object gflag, cflag, data;
-	int dev_id = 0, baseline = 0, opt;
 	struct result res;
-	struct pp p;
 
-	memset(&p, 0, sizeof(p));
-	p.kind = TOOL_ALLOC_AUTO;
-	p.blocks = 8;
-	p.threads = 1024;
-	p.iters = 1000;
-	p.timeout_s = 10;
-	while ((opt = getopt_long(argc, argv, "d:t:u:a:s:B:T:m:G:C:D:M:ch", longopts, NULL)) != -1) {
-		if (tool_common_option(opt, optarg, &common))
-			continue;
-		switch (opt) {
-		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
-		case 't': p.iters = (uint32_t)tool_parse_long(optarg, "-t", 1, 1L << 30); break;
-		case 'u': p.timeout_s = (double)tool_parse_long(optarg, "-u", 0, 86400); break;
-		case 'a': tool_parse_alloc(optarg, &p.kind); break;
-		case 's': p.data_size = tool_parse_size(optarg, "-s"); break;
-		case 'B': p.blocks = (int)tool_parse_long(optarg, "-B", 1, 65535); break;
-		case 'T': p.threads = (int)tool_parse_long(optarg, "-T", 1, 1024); break;
-		case 'm': p.mode = (int)tool_parse_long(optarg, "-m", 0, 1); break;
-		case 'G': gw = parse_where(optarg, "-G"); break;
-		case 'C': cw = parse_where(optarg, "-C"); break;
-		case 'D': dw = parse_where(optarg, "-D"); break;
-		case 'M': tool_parse_map_flags(optarg, &p.map_flags); break;
-		case 'c': baseline = 1; break;
-		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc)
-		tool_die("unexpected argument %s (see -h)", argv[optind]);
-	if (tool_impl_is_all(&common))
-		tool_die("--impl all is for copylat and copybw; give pplat one routine");
-	if (p.data_size % 4)
-		tool_die("-s %zu: the data size must be a multiple of 4", p.data_size);
-	if (!p.data_size)
-		p.blocks = p.threads = 1;
-	tool_set_env(common.backend, common.impl);
+	obj_alloc(p, &gflag, gw, flag_size);
+	obj_alloc(p, &cflag, cw, flag_size);
+	if (p->data_size)
+		obj_alloc(p, &data, dw, p->data_size);
+	memset(&res, 0, sizeof(res));
+	exchange(p, &gflag, &cflag, p->data_size ? &data : NULL, &res);
+	report(p, test, where_names[gw], where_names[cw], p->data_size ? where_names[dw] : "none",
+	       &res);
+	if (res.errors)
+		tool_die("%s%u data words arrived wrong", gw == CUMEMCPY ? "cuMemcpy exchange: " : "",
+			 res.errors);
+	obj_free(&gflag);
+	obj_free(&cflag);
+	if (p->data_size)
+		obj_free(&data);
+}
 
-	tool_cuda_init(&p.cu, dev_id);
-	p.g = tool_gdr_open();
-	tool_print_devices(&p.cu);
-	p.kind = tool_alloc_resolve(p.kind, p.g);
-	tool_report_impl(p.g, common.impl);
-	tool_say("Benchmark mode: %d: %s\n", p.mode, p.mode ? "GPU produces, CPU consumes" :
-							     "CPU produces, GPU consumes");
-	tool_say("gpu alloc fn: %s\n", tool_alloc_name(p.kind));
+/* What the run measures, for people. */
+static void describe(const struct pp *p, enum where gw, enum where cw, enum where dw)
+{
+	tool_say("Benchmark mode: %d: %s\n", p->mode, p->mode ? "GPU produces, CPU consumes" :
+							       "CPU produces, GPU consumes");
+	tool_say("gpu alloc fn: %s\n", tool_alloc_name(p->kind));
 	tool_say("GPU flag: %s; CPU flag: %s; data: %s, %zu bytes; %d block(s) x %d thread(s); "
 		 "%u iterations\n", where_names[gw], where_names[cw],
-		 p.data_size ? where_names[dw] : "none", p.data_size, p.blocks, p.threads,
-		 p.iters);
-	tool_say("%s\n", p.mode ?
+		 p->data_size ? where_names[dw] : "none", p->data_size, p->blocks, p->threads,
+		 p->iters);
+	tool_say("%s\n", p->mode ?
 		 "The GPU writes the data and then the CPU's flag; the CPU waits for the flag, "
 		 "reads the data and answers through the GPU's flag. A round trip is the time "
 		 "between two flags seen by the CPU." :
 		 "The CPU writes the data and then the GPU's flag; the GPU waits for the flag, "
 		 "reads the data and answers through the CPU's flag. A round trip is the time from "
 		 "the CPU's first write to the answer.");
+}
+
+int main(int argc, char **argv)
+{
+	int gw = GPUMEM, cw = HOSTMEM, dw = GPUMEM, dev_id = 0, baseline = 0, timeout_s = 10;
+	size_t iters = 1000;
+	struct pp p;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = TOOL_ALLOC_AUTO;
+	p.blocks = 8;
+	p.threads = 1024;
+	/* Positional: C++17 has no designated initializers. */
+	const struct tool_option options[] = {
+		{ 'd', NULL, TOOL_ARG_INT, &dev_id, 0, 1024, NULL, TOOL_DEVICE_USAGE },
+		{ 't', NULL, TOOL_ARG_COUNT, &iters, 1, 1L << 30, NULL,
+		  "  -t N      iterations (default 1000)\n" },
+		{ 'u', NULL, TOOL_ARG_INT, &timeout_s, 0, 86400, NULL,
+		  "  -u SEC    timeout in seconds, 0 for none (default 10)\n" },
+		{ 'a', NULL, TOOL_ARG_ALLOC, &p.kind, 0, 0, NULL, TOOL_ALLOC_USAGE },
+		{ 's', NULL, TOOL_ARG_SIZE, &p.data_size, 0, 0, NULL,
+		  "  -s SIZE   data bytes per iteration; 0 = flags only, on 1 block x 1 thread "
+		  "(default 0)\n" },
+		{ 'B', NULL, TOOL_ARG_INT, &p.blocks, 1, 65535, NULL,
+		  "  -B N      blocks (default 8)\n" },
+		{ 'T', NULL, TOOL_ARG_INT, &p.threads, 1, 1024, NULL,
+		  "  -T N      threads per block (default 1024)\n" },
+		{ 'm', NULL, TOOL_ARG_INT, &p.mode, 0, 1, NULL,
+		  "  -m 0|1    0: CPU produces, GPU consumes; 1: GPU produces, CPU consumes "
+		  "(default 0)\n" },
+		{ 'G', NULL, TOOL_ARG_CHOICE, &gw, 0, 0, where_choices,
+		  "  -G WHERE  the GPU's flag (written by the CPU): gpumem or hostmem (default "
+		  "gpumem)\n" },
+		{ 'C', NULL, TOOL_ARG_CHOICE, &cw, 0, 0, where_choices,
+		  "  -C WHERE  the CPU's flag (written by the GPU): gpumem or hostmem (default "
+		  "hostmem)\n" },
+		{ 'D', NULL, TOOL_ARG_CHOICE, &dw, 0, 0, where_choices,
+		  "  -D WHERE  the data: gpumem or hostmem (default gpumem)\n" },
+		{ 'M', NULL, TOOL_ARG_MAP, &p.map_flags, 0, 0, NULL, TOOL_MAP_USAGE },
+		{ 'c', NULL, TOOL_ARG_FLAG, &baseline, 0, 0, NULL,
+		  "  -c        also run the exchange through cuMemcpyAsync + cuStreamSynchronize\n" },
+		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
+	};
+	const struct tool_cli cli = {
+		"gdrcopy_pplat", options, NULL, NULL,
+		"--impl all is for copylat and copybw; give pplat one routine",
+	};
+	struct tool_common common;
+
+	tool_options(&cli, argc, argv, &common);
+	p.iters = (uint32_t)iters;
+	p.timeout_s = timeout_s;
+	if (p.data_size % 4)
+		tool_die("-s %zu: the data size must be a multiple of 4", p.data_size);
+	if (!p.data_size)
+		p.blocks = p.threads = 1;
+	p.g = tool_start(&p.cu, dev_id, &p.kind, NULL);
+	tool_report_impl(p.g, common.impl);
+	describe(&p, (enum where)gw, (enum where)cw, (enum where)dw);
 	if (cudaStreamCreateWithFlags(&p.kernel_stream, cudaStreamNonBlocking) != cudaSuccess)
 		tool_die("cudaStreamCreateWithFlags failed: %s",
 			 cudaGetErrorName(cudaGetLastError()));
 	CU_CHECK(cuStreamCreate(&p.copy_stream, CU_STREAM_NON_BLOCKING));
-
-	obj_alloc(&p, &gflag, gw, GPU_PAGE_SIZE);
-	obj_alloc(&p, &cflag, cw, GPU_PAGE_SIZE);
-	if (p.data_size)
-		obj_alloc(&p, &data, dw, p.data_size);
 	if (tool_csv)
 		printf("test,mode,gpu_flag,cpu_flag,data,size,iters,min_us,median_us\n");
-	memset(&res, 0, sizeof(res));
-	exchange(&p, &gflag, &cflag, p.data_size ? &data : NULL, &res);
-	report(&p, "gdrcopy", where_names[gw], where_names[cw], p.data_size ? where_names[dw] :
-	       "none", &res);
-	if (res.errors)
-		tool_die("%u data words arrived wrong", res.errors);
-	obj_free(&gflag);
-	obj_free(&cflag);
-	if (p.data_size)
-		obj_free(&data);
-
-	if (baseline) {
-		obj_alloc(&p, &gflag, CUMEMCPY, sizeof(uint32_t));
-		obj_alloc(&p, &cflag, CUMEMCPY, sizeof(uint32_t));
-		if (p.data_size)
-			obj_alloc(&p, &data, CUMEMCPY, p.data_size);
-		memset(&res, 0, sizeof(res));
-		exchange(&p, &gflag, &cflag, p.data_size ? &data : NULL, &res);
-		report(&p, "cumemcpy", "cumemcpy", "cumemcpy", p.data_size ? "cumemcpy" : "none",
-		       &res);
-		if (res.errors)
-			tool_die("cuMemcpy exchange: %u data words arrived wrong", res.errors);
-		obj_free(&gflag);
-		obj_free(&cflag);
-		if (p.data_size)
-			obj_free(&data);
-	}
+	run_exchange(&p, "gdrcopy", (enum where)gw, (enum where)cw, (enum where)dw, GPU_PAGE_SIZE);
+	if (baseline)
+		run_exchange(&p, "cumemcpy", CUMEMCPY, CUMEMCPY, CUMEMCPY, sizeof(uint32_t));
 	CU_CHECK(cuStreamDestroy(p.copy_stream));
 	cudaStreamDestroy(p.kernel_stream);
 	tool_gdr_close(p.g);

@@ -5,7 +5,6 @@
  * per-case result lines for tests/run-tests.sh.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -202,22 +201,6 @@ static struct sanity_case *catalogue(size_t *n)
 	return all;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: gdrcopy_sanity [options]\n"
-		"  -h        this help\n"
-		"  -v        verbose: print &&&& lines and each case's details\n"
-		"  -s        no summary\n"
-		"  -l        list the tests and the extended tests\n"
-		"  -t NAME   run only this test (repeatable)\n"
-		"  -d GPU    GPU id (default 0)\n"
-		"  -e        also run the extended tests\n"
-		"  --results FILE   write \"pass|fail|skip NAME [reason]\" lines (default: "
-		"$GDR_TEST_RESULTS)\n"
-		TOOL_COMMON_USAGE);
-}
-
 struct outcome {
 	const char *name;
 	enum verdict v;
@@ -238,65 +221,70 @@ static void print_list(const char *title, const struct outcome *o, size_t n, enu
 	}
 }
 
-int main(int argc, char **argv)
+/* -l: the catalogue, the tests apart from the extended ones. */
+static void print_catalogue(const struct sanity_case *cases, size_t n)
 {
-	enum { OPT_RESULTS = TOOL_OPT_FIRST_TOOL };
-	static const struct option longopts[] = {
-		TOOL_LONG_OPTIONS,
-		{ "results", required_argument, NULL, OPT_RESULTS },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char *const verdict_name[] = { "PASSED", "FAILED", "WAIVED" };
-	static const char *const result_word[] = { "pass", "fail", "skip" };
-	struct tool_common common = { NULL, NULL };
-	int verbose = 0, summary = 1, list = 0, extended = 0, dev_id = 0, opt;
-	const char *results_path = getenv("GDR_TEST_RESULTS");
-	size_t ncases, nsel = 0, npicked = 0, counts[3] = { 0 };
-	const char *picked[argc];
-	struct sanity_case *cases = catalogue(&ncases);
-	struct outcome *out;
-	FILE *results = NULL;
+	printf("List of tests:\n");
+	for (size_t i = 0; i < n; i++)
+		if (!cases[i].extended)
+			printf("    %s\n", cases[i].name);
+	printf("List of extended tests:\n");
+	for (size_t i = 0; i < n; i++)
+		if (cases[i].extended)
+			printf("    %s\n", cases[i].name);
+}
 
-	while ((opt = getopt_long(argc, argv, "hvslt:d:e", longopts, NULL)) != -1) {
-		if (tool_common_option(opt, optarg, &common))
-			continue;
-		switch (opt) {
-		case 'v': verbose = 1; break;
-		case 's': summary = 0; break;
-		case 'l': list = 1; break;
-		case 't': picked[npicked++] = optarg; break;
-		case 'd': dev_id = (int)tool_parse_long(optarg, "-d", 0, 1024); break;
-		case 'e': extended = 1; break;
-		case OPT_RESULTS: results_path = optarg; break;
-		case 'h': case TOOL_OPT_HELP: usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc)
-		tool_die("unexpected argument %s (see -h)", argv[optind]);
-	if (tool_impl_is_all(&common))
-		tool_die("--impl all is for copylat and copybw; give sanity one routine");
-	if (list) {
-		printf("List of tests:\n");
-		for (size_t i = 0; i < ncases; i++)
-			if (!cases[i].extended)
-				printf("    %s\n", cases[i].name);
-		printf("List of extended tests:\n");
-		for (size_t i = 0; i < ncases; i++)
-			if (cases[i].extended)
-				printf("    %s\n", cases[i].name);
-		return 0;
-	}
-	for (size_t p = 0; p < npicked; p++) {
+/* Die unless every -t names a test. */
+static void check_picked(const struct sanity_case *cases, size_t n, const struct tool_list *picked)
+{
+	for (size_t p = 0; p < picked->n; p++) {
 		size_t i;
 
-		for (i = 0; i < ncases && strcmp(cases[i].name, picked[p]); i++)
+		for (i = 0; i < n && strcmp(cases[i].name, picked->v[p]); i++)
 			;
-		if (i == ncases)
-			tool_die("-t %s: no such test (-l lists them)", picked[p]);
+		if (i == n)
+			tool_die("-t %s: no such test (-l lists them)", picked->v[p]);
 	}
-	tool_set_env(common.backend, common.impl);
+}
 
+/* Whether case c runs: every -t named, or else the tests (and with -e the extended ones). */
+static int selected(const struct sanity_case *c, const struct tool_list *picked, int extended)
+{
+	int want = !picked->n ? (!c->extended || extended) : 0;
+
+	for (size_t p = 0; p < picked->n; p++)
+		want |= !strcmp(picked->v[p], c->name);
+	return want;
+}
+
+/* Run case c into o, and say how it went: as a CSV row, a "&&&&" line, a results line. */
+static void run_and_report(const struct sanity_case *c, struct outcome *o, int verbose,
+			   FILE *results)
+{
+	static const char *const verdict_name[] = { "PASSED", "FAILED", "WAIVED" };
+	static const char *const result_word[] = { "pass", "fail", "skip" };
+
+	if (verbose && !tool_csv)
+		printf("&&&& RUNNING %s\n", c->name);
+	o->name = c->name;
+	o->v = run_case(c);
+	if (o->v != PASSED)
+		memcpy(o->reason, shm->reason, sizeof(o->reason));
+	if (tool_csv)
+		printf("%s,%s,\"%s\"\n", o->name, result_word[o->v], o->reason);
+	else if (verbose || o->v == FAILED)
+		printf("&&&& %s %s%s%s\n", verdict_name[o->v], o->name,
+		       o->reason[0] ? "\n     reason: " : "", o->reason);
+	if (results) {
+		fprintf(results, "%s %s%s%s\n", result_word[o->v], o->name,
+			o->reason[0] ? " " : "", o->reason);
+		fflush(results);
+	}
+}
+
+/* The probe's findings, shared with every case; dies when the platform cannot run any case. */
+static void probe_platform(int dev_id, int verbose)
+{
 	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shm == MAP_FAILED)
 		tool_die("mmap of the shared page failed: %s", strerror(errno));
@@ -306,6 +294,46 @@ int main(int argc, char **argv)
 	if (probe(&shm->plat))
 		tool_die("%s", shm->reason);
 	sanity_plat = &shm->plat;
+}
+
+int main(int argc, char **argv)
+{
+	int verbose = 0, no_summary = 0, list = 0, extended = 0, dev_id = 0;
+	const char *results_path = getenv("GDR_TEST_RESULTS");
+	struct tool_list picked = { NULL, 0 };
+	const struct tool_option options[] = {
+		{ 'v', NULL, TOOL_ARG_FLAG, &verbose, 0, 0, NULL,
+		  "  -v        verbose: print &&&& lines and each case's details\n" },
+		{ 's', NULL, TOOL_ARG_FLAG, &no_summary, 0, 0, NULL, "  -s        no summary\n" },
+		{ 'l', NULL, TOOL_ARG_FLAG, &list, 0, 0, NULL,
+		  "  -l        list the tests and the extended tests\n" },
+		{ 't', NULL, TOOL_ARG_LIST, &picked, 0, 0, NULL,
+		  "  -t NAME   run only this test (repeatable)\n" },
+		{ 'd', NULL, TOOL_ARG_INT, &dev_id, 0, 1024, NULL, TOOL_DEVICE_USAGE },
+		{ 'e', NULL, TOOL_ARG_FLAG, &extended, 0, 0, NULL,
+		  "  -e        also run the extended tests\n" },
+		{ 0, "results", TOOL_ARG_STRING, &results_path, 0, 0, NULL,
+		  "  --results FILE   write \"pass|fail|skip NAME [reason]\" lines (default: "
+		  "$GDR_TEST_RESULTS)\n" },
+		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
+	};
+	const struct tool_cli cli = {
+		"gdrcopy_sanity", options, "  -h        this help\n", NULL,
+		"--impl all is for copylat and copybw; give sanity one routine",
+	};
+	size_t ncases, nsel = 0, counts[3] = { 0 };
+	struct sanity_case *cases = catalogue(&ncases);
+	struct tool_common common;
+	struct outcome *out;
+	FILE *results = NULL;
+
+	tool_options(&cli, argc, argv, &common);
+	if (list) {
+		print_catalogue(cases, ncases);
+		return 0;
+	}
+	check_picked(cases, ncases, &picked);
+	probe_platform(dev_id, verbose);
 	if (results_path && *results_path) {
 		results = fopen(results_path, "a");
 		if (!results)
@@ -314,42 +342,20 @@ int main(int argc, char **argv)
 	if (!tool_csv)
 		printf("Backend: %s; persistent mappings: %d; FORCE_PCIE supported: %d; "
 		       "coherent platform: %d; compute capability major: %d\n",
-		       tool_backend_name(shm->plat.backend), shm->plat.persistent,
-		       shm->plat.forcepci, shm->plat.coherent, shm->plat.cc_major);
+		       tool_backend_name(sanity_plat->backend), sanity_plat->persistent,
+		       sanity_plat->forcepci, sanity_plat->coherent, sanity_plat->cc_major);
 	else
 		printf("test,result,reason\n");
-
 	out = calloc(ncases, sizeof(*out));
 	if (!out)
 		tool_die("out of memory");
 	for (size_t i = 0; i < ncases; i++) {
-		int want = !npicked ? (!cases[i].extended || extended) : 0;
-		struct outcome *o = &out[nsel];
-
-		for (size_t p = 0; p < npicked; p++)
-			want |= !strcmp(picked[p], cases[i].name);
-		if (!want)
+		if (!selected(&cases[i], &picked, extended))
 			continue;
-		if (verbose && !tool_csv)
-			printf("&&&& RUNNING %s\n", cases[i].name);
-		o->name = cases[i].name;
-		o->v = run_case(&cases[i]);
-		if (o->v != PASSED)
-			memcpy(o->reason, shm->reason, sizeof(o->reason));
-		counts[o->v]++;
-		nsel++;
-		if (tool_csv)
-			printf("%s,%s,\"%s\"\n", o->name, result_word[o->v], o->reason);
-		else if (verbose || o->v == FAILED)
-			printf("&&&& %s %s%s%s\n", verdict_name[o->v], o->name,
-			       o->reason[0] ? "\n     reason: " : "", o->reason);
-		if (results) {
-			fprintf(results, "%s %s%s%s\n", result_word[o->v], o->name,
-				o->reason[0] ? " " : "", o->reason);
-			fflush(results);
-		}
+		run_and_report(&cases[i], &out[nsel], verbose, results);
+		counts[out[nsel++].v]++;
 	}
-	if (summary && !tool_csv) {
+	if (!no_summary && !tool_csv) {
 		printf("\nTotal: %zu, Passed: %zu, Failed: %zu, Waived: %zu\n", nsel, counts[PASSED],
 		       counts[FAILED], counts[WAIVED]);
 		print_list("failed", out, nsel, FAILED);

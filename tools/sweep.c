@@ -12,46 +12,42 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 #include "common.h"
 
-const char *const tool_impl_candidates[] = {
-	"generic", "memcpy",
-#if defined(__x86_64__) || defined(__i386__)
-	"sse", "sse41", "avx2", "avx512", "movdir64b", "rep_movsb",
-#elif defined(__aarch64__)
-	"stp", "neon",
-#elif defined(__powerpc64__)
-	"power",
-#endif
-	NULL,
+int tool_sweep_fd = -1;
+
+struct sweep_row {
+	char test[48];
+	size_t size;
+	double v1, v2;
 };
 
-int tool_cpu_can_run(const char *impl, char *why, size_t len)
+struct sweep_run {
+	const char *impl;	/* "auto" or a routine name */
+	int ran;		/* rows are valid */
+	char why[256];		/* why not */
+	char to_impl[24], from_impl[24];	/* what the library reported */
+	int impls;		/* the routines it says this CPU runs (GDR_ATTR_EXT_COPY_IMPLS) */
+	struct sweep_row *rows;
+	size_t nrows;
+};
+
+void tool_sweep_line(const char *fmt, ...)
 {
-	int ok = 1;
+	char line[1200];
+	va_list ap;
+	int n;
 
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned a, b, c, d;
-
-	__builtin_cpu_init();
-	if (!strcmp(impl, "sse"))
-		ok = __builtin_cpu_supports("sse");
-	else if (!strcmp(impl, "sse41"))
-		ok = __builtin_cpu_supports("sse4.1");
-	else if (!strcmp(impl, "avx2"))
-		ok = __builtin_cpu_supports("avx2");
-	else if (!strcmp(impl, "avx512"))
-		ok = __builtin_cpu_supports("avx512f");
-	else if (!strcmp(impl, "movdir64b"))
-		ok = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 28));
-#endif
-	if (!ok)
-		snprintf(why, len, "this CPU cannot run %s", impl);
-	return ok;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(tool_sweep_fd, line, (size_t)n) != n)
+		_exit(3);	/* the parent is gone: nobody is left to report to */
 }
 
 /* argv without "--impl all" / "--impl=all", plus --impl NAME (not for auto) and --sweep-fd FD. */
@@ -98,7 +94,7 @@ static void parse_line(struct sweep_run *run, char *line, int *to_ok, int *from_
 	char dir[8];
 
 	if (!strncmp(line, "impl ", 5)) {
-		if (sscanf(line + 5, "%23s %23s", run->to_impl, run->from_impl) != 2)
+		if (sscanf(line + 5, "%23s %23s %d", run->to_impl, run->from_impl, &run->impls) != 3)
 			return;
 		if (!strcmp(run->impl, "auto"))
 			return;
@@ -186,27 +182,27 @@ static void run_child(int argc, char **argv, struct sweep_run *run)
 	run->ran = 1;
 }
 
-struct sweep_run *tool_sweep(int argc, char **argv, size_t *n)
+/* The run of the library's own choice, then one per routine it says this CPU runs. */
+static struct sweep_run *run_all(const struct tool_common *common, size_t *n)
 {
+	struct sweep_run *runs = calloc(GDR_COPY_IMPL_COUNT + 1, sizeof(*runs));
 	size_t count = 1;
-	struct sweep_run *runs;
 
-	while (tool_impl_candidates[count - 1])
-		count++;
-	runs = calloc(count, sizeof(*runs));
 	if (!runs)
 		tool_die("out of memory");
-	for (size_t i = 0; i < count; i++) {
-		runs[i].impl = i ? tool_impl_candidates[i - 1] : "auto";
-		if (i && !tool_cpu_can_run(runs[i].impl, runs[i].why, sizeof(runs[i].why)))
+	runs[0].impl = "auto";
+	run_child(common->argc, common->argv, &runs[0]);
+	for (int id = 0; id < GDR_COPY_IMPL_COUNT; id++) {
+		if (!(runs[0].impls & 1 << id))
 			continue;
-		run_child(argc, argv, &runs[i]);
+		runs[count].impl = gdr_ext_copy_impl_name(id);
+		run_child(common->argc, common->argv, &runs[count++]);
 	}
 	*n = count;
 	return runs;
 }
 
-void tool_sweep_free(struct sweep_run *runs, size_t n)
+static void free_runs(struct sweep_run *runs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(runs[i].rows);
@@ -308,15 +304,12 @@ static void print_table(const struct sweep_run *runs, size_t n, const char *test
 	free(sizes);
 }
 
-void tool_sweep_print(const struct sweep_run *runs, size_t n, const char *value,
-		      int higher_better, const char *csv_header)
+static void print_runs(const struct sweep_run *runs, size_t n, const char *value,
+		       int higher_better, const char *csv_header)
 {
 	const char *tests[16];
 	size_t nt;
 
-	/* Without the library's own choice there is nothing to compare with: say why, once. */
-	if (!runs[0].ran)
-		tool_die("%s", runs[0].why);
 	for (size_t i = 0; i < n; i++) {
 		if (runs[i].ran)
 			continue;
@@ -345,4 +338,18 @@ void tool_sweep_print(const struct sweep_run *runs, size_t n, const char *value,
 	       "at that size (1.00: it is the best). A forced routine covers the sizes the library "
 	       "lets it (GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=2 logs where it keeps its own "
 	       "choice)\n");
+}
+
+int tool_sweep(const struct tool_common *common, const char *value, int higher_better,
+	       const char *csv_header)
+{
+	size_t n;
+	struct sweep_run *runs = run_all(common, &n);
+
+	/* Without the library's own choice there is nothing to compare with: say why, once. */
+	if (!runs[0].ran)
+		tool_die("%s", runs[0].why);
+	print_runs(runs, n, value, higher_better, csv_header);
+	free_runs(runs, n);
+	return 0;
 }

@@ -5,7 +5,9 @@
 # so they start, and explain themselves, where there is no driver.
 
 comma := ,
-TOOLS_COMMON_OBJS := $(OBJ)/tools/common.o $(OBJ)/tools/sweep.o $(OBJ)/tools/cuda_loader.o
+# The helpers of common.h, one file per concept.
+TOOLS_COMMON_OBJS := $(addprefix $(OBJ)/tools/,output.o options.o cuda_loader.o cuda_device.o \
+	gpu_alloc.o gdr_tool.o stats.o pattern.o sweep.o)
 TOOLS_C := gdrcopy_copybw gdrcopy_copylat gdrcopy_apiperf gdrcopy_sanity
 SANITY_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(sort $(wildcard tools/sanity*.c)))
 

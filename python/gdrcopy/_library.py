@@ -18,6 +18,7 @@ LIBRARY_NAME = "libgdrapi.so.2"
 
 # gdrapi.h
 GDR_ATTR_USE_PERSISTENT_MAPPING = 1
+# gdrapi_ext.h (GDR_BACKEND_* and gdr_ext_backend_name for BACKEND_NAMES)
 GDR_ATTR_EXT_BACKEND = 0x10001
 BACKEND_NAMES = {1: "gdrdrv", 2: "dmabuf", 3: "vulkan"}
 GDR_EXT_ERRORS_MAX = 1024

@@ -3,26 +3,18 @@
  * The dma-buf backend: no kernel module. A pin exports the range as a dma-buf fd with
  * cuMemGetHandleForAddressRange, a map mmap()s that fd. NVIDIA allows that mmap for discrete
  * GPUs from driver R610 (CUDA 13.3); R580 exports the fd but refuses the mmap (errno 524).
+ * What users see (alignment, mapping types, errors) is in gdrapi(7).
  *
- * Alignment (GDRCopy 2.6 pitfall 4, fixed here). GDRCopy exported from the host page below the
- * address and mmap()ed the fd at the offset inside that page, which mmap refuses unless it is
- * 0: gdr_map worked only for host-page-aligned pins, and info.page_size was 4096 where gdrdrv
- * reports 65536. This backend exports from the GPU page (64 KiB) below the address and maps the
- * fd at offset 0, so info.va, info.page_size and gdr_map behave as with gdrdrv, and clients that
- * add (addr - info.va) to the mapping keep working. The rounding never leaves the allocation
- * (cuMemGetAddressRange): where the allocation starts or ends inside a GPU page, that end is
- * rounded to the host page instead, and page_size is the host page when va is not 64 KiB aligned.
- * (A pin that itself runs past its allocation is exported as asked; the driver judges it.)
- *
- * Errors. GDRCopy returned raw CUresult numbers, which clients read as errnos (801 is not an
- * errno). Here CUDA errors become errnos (cuda_errno() below) and the log names the CUDA error.
+ * The export starts on the GPU page below the pin and is mapped at offset 0, where GDRCopy
+ * exported from the host page and mapped at the offset inside it, which mmap refuses unless it
+ * is 0 (GDRCopy 2.6 pitfall 4): so gdr_map works for any pin, and info.va and info.page_size are
+ * gdrdrv's.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cuda_driver.h"
@@ -31,7 +23,6 @@
 
 /* The first CUDA version whose driver (R610) allows mmap of dma-bufs of discrete GPUs. */
 #define DMABUF_MIN_DRIVER_VERSION 13030
-#define DMABUF_GPU_PAGE (64UL * 1024)
 /* The kernel's internal ENOTSUPP, which R580's dma-buf mmap returns; user space has no name. */
 #define KERNEL_ENOTSUPP 524
 
@@ -60,68 +51,18 @@ static const char *mapping_type_name(gdr_mapping_type_t type)
 	}
 }
 
-/*
- * CUresult to errno:
- *   INVALID_VALUE, NOT_FOUND, INVALID_HANDLE  -> EINVAL  (not CUDA memory, bad range)
- *   NOT_SUPPORTED                             -> ENOTSUP (device or platform cannot do it)
- *   OUT_OF_MEMORY                             -> ENOMEM
- *   NOT_PERMITTED                             -> EPERM
- *   INVALID_DEVICE, NO_DEVICE                 -> ENODEV
- *   anything else                             -> EIO
- */
-static int cuda_errno(CUresult res)
+/* Some CUDA device can export dma-bufs; 0 or an errno with why. */
+static int dmabuf_check_devices(const struct gdr_cuda *cuda, struct gdr_why *why)
 {
-	switch (res) {
-	case CUDA_SUCCESS:
-		return 0;
-	case CUDA_ERROR_INVALID_VALUE:
-	case CUDA_ERROR_NOT_FOUND:
-	case CUDA_ERROR_INVALID_HANDLE:
-		return EINVAL;
-	case CUDA_ERROR_NOT_SUPPORTED:
-		return ENOTSUP;
-	case CUDA_ERROR_OUT_OF_MEMORY:
-		return ENOMEM;
-	case CUDA_ERROR_NOT_PERMITTED:
-		return EPERM;
-	case CUDA_ERROR_INVALID_DEVICE:
-	case CUDA_ERROR_NO_DEVICE:
-		return ENODEV;
-	default:
-		return EIO;
-	}
-}
-
-static int driver_version_major(int v)
-{
-	return v / 1000;
-}
-
-static int driver_version_minor(int v)
-{
-	return v % 1000 / 10;
-}
-
-/* The driver is new enough and some device can export dma-bufs; 0 or an errno with why. */
-static int dmabuf_check_driver(const struct gdr_cuda *cuda, struct gdr_why *why)
-{
-	int v = cuda->driver_version, count = 0;
+	int count = 0;
 	char err[128];
 	CUresult res;
 
-	if (v < DMABUF_MIN_DRIVER_VERSION) {
-		gdr_why_set(why, "CUDA driver %d.%d < %d.%d: dma-buf mmap of discrete GPU memory "
-			    "needs driver R610 (CUDA 13.3) or newer",
-			    driver_version_major(v), driver_version_minor(v),
-			    driver_version_major(DMABUF_MIN_DRIVER_VERSION),
-			    driver_version_minor(DMABUF_MIN_DRIVER_VERSION));
-		return ENOTSUP;
-	}
 	res = cuda->cuDeviceGetCount(&count);
 	if (res != CUDA_SUCCESS) {
 		gdr_why_set(why, "cuDeviceGetCount failed: %s",
 			    gdr_cuda_strerror(cuda, res, err, sizeof(err)));
-		return cuda_errno(res);
+		return gdr_cuda_errno(res);
 	}
 	for (int i = 0; i < count; i++) {
 		CUdevice dev;
@@ -137,16 +78,24 @@ static int dmabuf_check_driver(const struct gdr_cuda *cuda, struct gdr_why *why)
 	return ENOTSUP;
 }
 
+/* libcuda loads and its driver is new enough: no cuInit, no device query. */
 static int dmabuf_probe(struct gdr_why *why)
 {
-	const struct gdr_cuda *cuda = gdr_cuda_acquire(why);
-	int ret;
+	const struct gdr_cuda *cuda = gdr_cuda_load(why);
+	int v;
 
 	if (!cuda)
 		return ENODEV;
-	ret = dmabuf_check_driver(cuda, why);
-	gdr_cuda_release();
-	return ret;
+	v = cuda->driver_version;
+	if (v < DMABUF_MIN_DRIVER_VERSION) {
+		gdr_why_set(why, "CUDA driver %d.%d < %d.%d: dma-buf mmap of discrete GPU memory "
+			    "needs driver R610 (CUDA 13.3) or newer",
+			    gdr_cuda_version_major(v), gdr_cuda_version_minor(v),
+			    gdr_cuda_version_major(DMABUF_MIN_DRIVER_VERSION),
+			    gdr_cuda_version_minor(DMABUF_MIN_DRIVER_VERSION));
+		return ENOTSUP;
+	}
+	return 0;
 }
 
 static int dmabuf_open(struct gdr *g, struct gdr_why *why)
@@ -157,106 +106,52 @@ static int dmabuf_open(struct gdr *g, struct gdr_why *why)
 
 	if (!cuda)
 		return ENODEV;
-	ret = dmabuf_check_driver(cuda, why);
+	ret = dmabuf_check_devices(cuda, why);
 	if (ret)
-		goto err_release;
+		return ret;
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		gdr_why_set(why, "out of memory");
-		ret = ENOMEM;
-		goto err_release;
+		return ENOMEM;
 	}
 	st->cuda = cuda;
 	g->backend_priv = st;
 	return 0;
-
-err_release:
-	gdr_cuda_release();
-	return ret;
-}
-
-static void dmabuf_close(struct gdr *g)
-{
-	free(g->backend_priv);
-	g->backend_priv = NULL;
-	gdr_cuda_release();
 }
 
 /*
  * Every pin holds a descriptor, so running out of them is the likely failure of a program with
- * many pins; CUDA reports it as a generic error, so look first. 0, EMFILE or ENFILE.
+ * many pins, and CUDA reports it as a generic error. 0, EMFILE or ENFILE (logged).
  */
-static int check_fd_available(const struct dmabuf_state *st)
+static int check_fds(const struct dmabuf_state *st)
 {
-	int fd = open("/", O_PATH | O_CLOEXEC);
-	struct rlimit rl;
-	int err;
+	char held[128];
 
-	if (fd >= 0) {
-		close(fd);
-		return 0;
-	}
-	err = errno;
-	if (err == EMFILE) {
-		if (getrlimit(RLIMIT_NOFILE, &rl))
-			rl.rlim_cur = RLIM_INFINITY;
-		gdr_err("gdr_pin_buffer: out of file descriptors (RLIMIT_NOFILE %llu): the dmabuf "
-			"backend holds one per pinned buffer and this gdr_t holds %lu pins; raise "
-			"the limit (ulimit -n, setrlimit) or pin fewer buffers",
-			(unsigned long long)rl.rlim_cur, st->pins);
-		return EMFILE;
-	}
-	if (err == ENFILE) {
-		gdr_err("gdr_pin_buffer: the system's file table is full (ENFILE); this gdr_t holds "
-			"%lu pins, one descriptor each; raise fs.file-max", st->pins);
-		return ENFILE;
-	}
-	return 0;
-}
-
-static uint64_t align_down(uint64_t v, uint64_t to)
-{
-	return v & ~(to - 1);
-}
-
-static uint64_t align_up(uint64_t v, uint64_t to)
-{
-	return (v + to - 1) & ~(to - 1);
+	snprintf(held, sizeof(held), "the dmabuf backend holds one per pinned buffer and this "
+		 "gdr_t holds %lu pins", st->pins);
+	return gdr_backend_check_fds(held);
 }
 
 /*
- * The range to export for [addr, addr + size): GPU pages where the allocation allows, host pages
- * at an allocation's edge; see the comment at the top. Caller has a context current.
+ * Set the range to export for the pin: whole GPU pages inside its allocation, else host pages
+ * (gdr_backend_set_pin_range). Caller has a context current.
  */
-static void export_range(struct gdr *g, const struct gdr_cuda *cuda, unsigned long addr,
-			 size_t size, uint64_t *start, uint64_t *end)
+static void set_export_range(struct gdr *g, const struct gdr_cuda *cuda, struct gdr_memh *mh,
+			     const struct gdr_pin_request *req)
 {
-	uint64_t hp = g->host_page_size;
-	uint64_t gp = hp > DMABUF_GPU_PAGE ? hp : DMABUF_GPU_PAGE;
-	uint64_t last = (uint64_t)addr + size;
-	CUdeviceptr base;
-	size_t bsize;
-	uint64_t lo, hi;
+	CUdeviceptr base = (CUdeviceptr)req->addr;
+	size_t len = req->size;
 	char err[128];
 	CUresult res;
 
-	*start = align_down(addr, gp);
-	*end = align_up(last, gp);
-	res = cuda->cuMemGetAddressRange(&base, &bsize, (CUdeviceptr)addr);
+	res = cuda->cuMemGetAddressRange(&base, &len, (CUdeviceptr)req->addr);
 	if (res != CUDA_SUCCESS) {
 		gdr_dbg("dmabuf: cuMemGetAddressRange(0x%lx) failed (%s); exporting host pages",
-			addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)));
-		*start = align_down(addr, hp);
-		*end = align_up(last, hp);
-		return;
+			req->addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+		base = (CUdeviceptr)req->addr;
+		len = req->size;
 	}
-	lo = align_down(base, hp);
-	hi = align_up((uint64_t)base + bsize, hp);
-	if (*start < lo)
-		*start = lo;
-	/* A pin may run past the allocation (into the next one); never cut it short. */
-	if (*end > hi)
-		*end = hi > align_up(last, hp) ? hi : align_up(last, hp);
+	gdr_backend_set_pin_range(g, mh, req->addr, req->size, base, len);
 }
 
 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL of addr; 0 or EINVAL (logged). */
@@ -291,7 +186,7 @@ static int device_caps(const struct gdr_cuda *cuda, int ordinal, bool *coherent)
 	if (res != CUDA_SUCCESS) {
 		gdr_err("gdr_pin_buffer: cannot query CUDA device %d: %s", ordinal,
 			gdr_cuda_strerror(cuda, res, err, sizeof(err)));
-		return cuda_errno(res);
+		return gdr_cuda_errno(res);
 	}
 	if (!supported) {
 		gdr_err("gdr_pin_buffer: CUDA device %d does not support dma-buf export "
@@ -312,7 +207,6 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 	struct gdr_cuda_ctx_scope scope;
 	unsigned long long export_flags = 0;
 	struct dmabuf_pin *pin;
-	uint64_t start, end;
 	bool coherent = false;
 	int ordinal, fd = -1, ret;
 	char err[128];
@@ -342,42 +236,39 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		return ENOMEM;
 	pin->type = coherent && !export_flags ? GDR_MAPPING_TYPE_CACHING : GDR_MAPPING_TYPE_WC;
 
-	ret = check_fd_available(st);
+	ret = check_fds(st);
 	if (ret)
 		goto err_free;
 	res = gdr_cuda_ctx_enter(cuda, ordinal, &scope);
 	if (res != CUDA_SUCCESS) {
 		gdr_err("gdr_pin_buffer: no CUDA context for device %d: %s", ordinal,
 			gdr_cuda_strerror(cuda, res, err, sizeof(err)));
-		ret = cuda_errno(res);
+		ret = gdr_cuda_errno(res);
 		goto err_free;
 	}
-	export_range(g, cuda, req->addr, req->size, &start, &end);
-	res = cuda->cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)start, end - start,
+	set_export_range(g, cuda, mh, req);
+	res = cuda->cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)mh->va, mh->mapped_size,
 						  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
 						  export_flags);
 	gdr_cuda_ctx_leave(cuda, &scope);
 	if (res != CUDA_SUCCESS) {
 		/* Another thread may have taken the last descriptor meanwhile. */
-		ret = check_fd_available(st);
+		ret = check_fds(st);
 		if (!ret) {
 			gdr_err("gdr_pin_buffer: cuMemGetHandleForAddressRange(0x%llx, %llu, "
 				"DMA_BUF_FD, flags 0x%llx) for 0x%lx/%zu failed: %s",
-				(unsigned long long)start, (unsigned long long)(end - start),
+				(unsigned long long)mh->va, (unsigned long long)mh->mapped_size,
 				export_flags, req->addr, req->size,
 				gdr_cuda_strerror(cuda, res, err, sizeof(err)));
-			ret = cuda_errno(res);
+			ret = gdr_cuda_errno(res);
 		}
 		goto err_free;
 	}
 	pin->fd = fd;
-	mh->va = start;
-	mh->mapped_size = end - start;
-	mh->page_size = start % DMABUF_GPU_PAGE ? (uint32_t)g->host_page_size : DMABUF_GPU_PAGE;
 	mh->backend_priv = pin;
 	st->pins++;
 	gdr_dbg("dmabuf: pinned 0x%lx/%zu as [0x%llx, 0x%llx), fd %d, %s", req->addr, req->size,
-		(unsigned long long)start, (unsigned long long)end, fd,
+		(unsigned long long)mh->va, (unsigned long long)(mh->va + mh->mapped_size), fd,
 		mapping_type_name(pin->type));
 	return 0;
 
@@ -430,7 +321,7 @@ static int dmabuf_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 		      gdr_mapping_type_t *type)
 {
 	struct dmabuf_pin *pin = mh->backend_priv;
-	size_t len = align_up(size, g->host_page_size);
+	size_t len = gdr_backend_map_length(g, size);
 	void *p;
 	int err;
 
@@ -457,21 +348,13 @@ static int dmabuf_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 
 static int dmabuf_unmap(struct gdr *g, struct gdr_memh *mh)
 {
-	if (munmap(mh->map_va, align_up(mh->map_size, g->host_page_size))) {
+	if (munmap(mh->map_va, gdr_backend_map_length(g, mh->map_size))) {
 		int err = errno;
 
 		gdr_err("gdr_unmap: munmap(%p, %zu) failed: %s", mh->map_va, mh->map_size,
 			strerror(err));
 		return err;
 	}
-	return 0;
-}
-
-static int dmabuf_get_callback_flag(struct gdr *g, struct gdr_memh *mh, int *flag)
-{
-	(void)g, (void)mh;
-	/* Persistent pins: nothing ever invalidates them. */
-	*flag = 0;
 	return 0;
 }
 
@@ -489,13 +372,10 @@ static int dmabuf_get_attribute(struct gdr *g, int attr, int *value)
 	}
 }
 
-const struct gdr_backend_ops gdr_backend_dmabuf = {
-	.name = "dmabuf",
-	.id = GDR_BACKEND_DMABUF,
-	.probe = dmabuf_probe,
-	.open = dmabuf_open,
-	.close = dmabuf_close,
-	/* In a fork child: no close of the fds, no release of CUDA. */
+static const struct gdr_backend_ops dmabuf_ops = {
+	/* The state holds nothing to release: CUDA stays loaded, as the process's. */
+	.close = gdr_backend_forget_priv,
+	/* In a fork child: the fds are left open (their numbers may be the child's own by now). */
 	.forget_pin = gdr_backend_forget_pin_priv,
 	.forget = gdr_backend_forget_priv,
 	.pin = dmabuf_pin,
@@ -503,7 +383,15 @@ const struct gdr_backend_ops gdr_backend_dmabuf = {
 	.map = dmabuf_map,
 	.unmap = dmabuf_unmap,
 	.get_info = gdr_backend_info_from_memh,
-	.get_callback_flag = dmabuf_get_callback_flag,
+	.get_callback_flag = gdr_backend_persistent_callback_flag,
 	.get_attribute = dmabuf_get_attribute,
 	.driver_get_version = gdr_backend_no_module_version,
+};
+
+const struct gdr_backend gdr_backend_dmabuf = {
+	.name = "dmabuf",
+	.id = GDR_BACKEND_DMABUF,
+	.probe = dmabuf_probe,
+	.open = dmabuf_open,
+	.ops = &dmabuf_ops,
 };

@@ -294,13 +294,6 @@ static int gdrdrv_unpin(struct gdr *g, struct gdr_memh *mh)
 	return 0;
 }
 
-static size_t round_to_page(struct gdrdrv_state *st, size_t size)
-{
-	size_t page = (size_t)1 << st->page_shift;
-
-	return (size + page - 1) & ~(page - 1);
-}
-
 static const gdr_mr_type_t map_flag_request[] = {
 	[GDR_MAP_FLAG_DEFAULT] = GDR_MR_NONE,
 	[GDR_MAP_FLAG_REQ_WC_MAPPING] = GDR_MR_WC,
@@ -313,7 +306,7 @@ static int gdrdrv_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 {
 	struct gdrdrv_state *st = state_of(g);
 	uint64_t handle = handle_of(mh);
-	size_t len = round_to_page(st, size);
+	size_t len = gdr_backend_map_length(g, size);
 	gdr_mr_type_t want = map_flag_request[flags];
 	gdr_info_v2_t info = { 0 };
 	void *p;
@@ -373,9 +366,7 @@ err_unmap:
 
 static int gdrdrv_unmap(struct gdr *g, struct gdr_memh *mh)
 {
-	struct gdrdrv_state *st = state_of(g);
-
-	if (munmap(mh->map_va, round_to_page(st, mh->map_size))) {
+	if (munmap(mh->map_va, gdr_backend_map_length(g, mh->map_size))) {
 		int ret = errno;
 
 		gdr_err("gdr_unmap: munmap of %p failed: %s", mh->map_va, strerror(ret));
@@ -440,11 +431,7 @@ static int gdrdrv_driver_get_version(struct gdr *g, int *major, int *minor)
 	return 0;
 }
 
-const struct gdr_backend_ops gdr_backend_gdrdrv = {
-	.name = "gdrdrv",
-	.id = GDR_BACKEND_GDRDRV,
-	.probe = gdrdrv_probe,
-	.open = gdrdrv_open,
+static const struct gdr_backend_ops gdrdrv_ops = {
 	.close = gdrdrv_close,
 	.forget_pin = gdr_backend_forget_pin_priv,
 	.forget = gdr_backend_forget_priv,
@@ -456,4 +443,12 @@ const struct gdr_backend_ops gdr_backend_gdrdrv = {
 	.get_callback_flag = gdrdrv_get_callback_flag,
 	.get_attribute = gdrdrv_get_attribute,
 	.driver_get_version = gdrdrv_driver_get_version,
+};
+
+const struct gdr_backend gdr_backend_gdrdrv = {
+	.name = "gdrdrv",
+	.id = GDR_BACKEND_GDRDRV,
+	.probe = gdrdrv_probe,
+	.open = gdrdrv_open,
+	.ops = &gdrdrv_ops,
 };

@@ -1,30 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The vulkan backend: CPU mappings of CUDA VMM allocations with no kernel module.
+ * The vulkan backend: CPU mappings of CUDA VMM allocations with no kernel module. A pin exports
+ * the allocation as a POSIX fd (cuMemExportToShareableHandle), imports it into the Vulkan device
+ * with the same UUID as OPAQUE_FD memory of its DEVICE_LOCAL|HOST_VISIBLE type, and a map is
+ * vkMapMemory of that import: on NVIDIA's driver a write-combined BAR1 mapping, coherent with
+ * CUDA's mapping of the same memory. How pins, maps and attributes compare with gdrdrv's is in
+ * gdrapi(7).
  *
- * A CUDA allocation made with cuMemCreate and requestedHandleTypes including
- * CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR exports as a POSIX fd; the Vulkan device with the
- * same UUID imports that fd as OPAQUE_FD memory into its DEVICE_LOCAL|HOST_VISIBLE memory type,
- * and vkMapMemory maps it: on NVIDIA's driver a BAR1 mapping, write-combined, coherent with the
- * CUDA mapping of the same memory. Plain cudaMalloc/cuMemAlloc memory has no such handle and
- * cannot take this path (ENOTSUP, with the reason in the log).
- *
- * Behaviour, compared with gdrdrv in its default persistent mode:
- *   - pin reports what gdrdrv reports: va is addr rounded down to 64 KiB, mapped_size runs to
- *     the next 64 KiB boundary (not past the end of the allocation), page_size 65536, and map
- *     gives a write-combined mapping of va, so clients that add (addr - info.va) work. Unlike
- *     gdrdrv, a pin that does not start on a GPU page can still be mapped.
- *   - A pin holds a reference on the CUDA allocation (cuMemRetainAllocationHandle) and a Vulkan
- *     import of it. If the application frees the allocation while it is pinned (cuMemUnmap,
- *     cuMemRelease, cuMemAddressFree), the physical memory stays allocated until
- *     gdr_unpin_buffer: the mapping keeps working on the old memory, which the GPU no longer
- *     reaches through that address; nothing is revoked (GDR_ATTR_USE_PERSISTENT_MAPPING = 1,
- *     the callback flag stays 0).
- *   - p2p tokens are refused (EINVAL), as gdrdrv does in persistent mode.
- *   - GDR_PIN_FLAG_FORCE_PCIE is refused (EINVAL), as gdrdrv does where its build lacks
- *     FORCE_BAR1 support; the mappings are PCIe BAR1 mappings anyway on x86.
- *   - Map accepts GDR_MAP_FLAG_DEFAULT and REQ_WC_MAPPING; CACHING and DEVICE give EINVAL.
- * Each pin keeps one Vulkan memory object; the fd CUDA exported is consumed by the import.
+ * A pin holds a reference on the allocation (cuMemRetainAllocationHandle) and the import, so
+ * memory the application frees while pinned stays allocated until the unpin: the mapping never
+ * reaches memory that is someone else's by then, and the pin is persistent, as gdrdrv's in its
+ * default mode. The fd CUDA exports is consumed by the import.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,14 +39,6 @@ static const char vk_vmm_hint[] =
 	"allocate with cuMemCreate and requestedHandleTypes = "
 	"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, or use the gdrdrv backend";
 
-/* The probe builds the process's state, which open then finds: no VkDevice is made before a pin. */
-static int vulkan_probe(struct gdr_why *why)
-{
-	struct vk_state *s;
-
-	return vk_state_get(&s, why);
-}
-
 static int vulkan_open(struct gdr *g, struct gdr_why *why)
 {
 	struct vk_state *s;
@@ -75,18 +53,6 @@ static int vulkan_open(struct gdr *g, struct gdr_why *why)
 static void vulkan_close(struct gdr *g)
 {
 	g->backend_priv = NULL;
-}
-
-/* True if we are out of file descriptors, to tell EMFILE from other export failures. */
-static bool out_of_fds(void)
-{
-	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		close(fd);
-		return false;
-	}
-	return errno == EMFILE || errno == ENFILE;
 }
 
 /*
@@ -311,11 +277,12 @@ static int export_allocation(const struct gdr_cuda *cuda, const struct gdr_pin_r
 	res = cuda->cuMemExportToShareableHandle(fd, pin->handle,
 						 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
 	if (res != CUDA_SUCCESS) {
-		if (out_of_fds()) {
-			gdr_err("vulkan: pin 0x%lx: out of file descriptors; raise RLIMIT_NOFILE",
-				req->addr);
+		int fds = gdr_backend_check_fds("the vulkan backend needs one for each pin while "
+						"it imports it");
+
+		if (fds) {
 			cuda->cuMemRelease(pin->handle);
-			return EMFILE;
+			return fds;
 		}
 		gdr_err("vulkan: pin 0x%lx: cuMemExportToShareableHandle(POSIX_FILE_DESCRIPTOR) "
 			"failed (%s); %s", req->addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)),
@@ -338,7 +305,6 @@ static int vulkan_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 	struct vk_pin *pin;
 	struct vk_gpu *gpu;
 	CUdeviceptr base = 0;
-	uint64_t va, end;
 	char err[128];
 	CUresult res;
 	int ordinal = -1, fd = -1, ret;
@@ -378,7 +344,7 @@ static int vulkan_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 	if (res != CUDA_SUCCESS) {
 		gdr_err("vulkan: pin 0x%lx: no CUDA context for device %d (%s)", req->addr, ordinal,
 			gdr_cuda_strerror(cuda, res, err, sizeof(err)));
-		ret = EIO;
+		ret = gdr_cuda_errno(res);
 		goto err_free;
 	}
 	ret = export_allocation(cuda, req, &base, pin, &fd);
@@ -389,17 +355,8 @@ static int vulkan_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		goto err_release;
 	gdr_cuda_ctx_leave(cuda, &scope);
 
-	/* As gdrdrv: from the GPU page holding addr to the GPU page boundary after the end. */
-	va = req->addr & GPU_PAGE_MASK;
-	if (va < base)
-		va = base;
-	end = (req->addr + req->size + GPU_PAGE_SIZE - 1) & GPU_PAGE_MASK;
-	if (end > base + pin->alloc_size)
-		end = base + pin->alloc_size;
-	pin->offset = va - base;
-	mh->va = va;
-	mh->mapped_size = end - va;
-	mh->page_size = GPU_PAGE_SIZE;
+	gdr_backend_set_pin_range(g, mh, req->addr, req->size, base, pin->alloc_size);
+	pin->offset = mh->va - base;
 	mh->backend_priv = pin;
 	return 0;
 
@@ -443,7 +400,7 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 	struct vk_state *s = g->backend_priv;
 	struct vk_pin *pin = mh->backend_priv;
 	struct vk_gpu *gpu = &s->gpus[pin->ordinal];
-	VkDeviceSize len = (size + g->host_page_size - 1) / g->host_page_size * g->host_page_size;
+	VkDeviceSize len = gdr_backend_map_length(g, size);
 	VkResult r;
 
 	if (flags != GDR_MAP_FLAG_DEFAULT && flags != GDR_MAP_FLAG_REQ_WC_MAPPING) {
@@ -474,13 +431,6 @@ static int vulkan_unmap(struct gdr *g, struct gdr_memh *mh)
 	return 0;
 }
 
-static int vulkan_get_callback_flag(struct gdr *g, struct gdr_memh *mh, int *flag)
-{
-	(void)g, (void)mh;
-	*flag = 0;
-	return 0;
-}
-
 static int vulkan_get_attribute(struct gdr *g, int attr, int *value)
 {
 	(void)g;
@@ -497,11 +447,7 @@ static int vulkan_get_attribute(struct gdr *g, int attr, int *value)
 	}
 }
 
-const struct gdr_backend_ops gdr_backend_vulkan = {
-	.name = "vulkan",
-	.id = GDR_BACKEND_VULKAN,
-	.probe = vulkan_probe,
-	.open = vulkan_open,
+static const struct gdr_backend_ops vulkan_ops = {
 	.close = vulkan_close,
 	.forget_pin = gdr_backend_forget_pin_priv,
 	.forget = vulkan_close,
@@ -510,7 +456,15 @@ const struct gdr_backend_ops gdr_backend_vulkan = {
 	.map = vulkan_map,
 	.unmap = vulkan_unmap,
 	.get_info = gdr_backend_info_from_memh,
-	.get_callback_flag = vulkan_get_callback_flag,
+	.get_callback_flag = gdr_backend_persistent_callback_flag,
 	.get_attribute = vulkan_get_attribute,
 	.driver_get_version = gdr_backend_no_module_version,
+};
+
+const struct gdr_backend gdr_backend_vulkan = {
+	.name = "vulkan",
+	.id = GDR_BACKEND_VULKAN,
+	.probe = vk_probe,
+	.open = vulkan_open,
+	.ops = &vulkan_ops,
 };

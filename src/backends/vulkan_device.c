@@ -59,7 +59,8 @@ void vk_format_uuid(const unsigned char u[16], char buf[48])
 #define VK_INSTANCE_FN(s, name) \
 	((s)->name = (PFN_##name)(void *)(s)->vkGetInstanceProcAddr((s)->instance, #name))
 
-static int load_instance(struct vk_state *s, struct gdr_why *why)
+/* Create the instance through the Vulkan loader lib; 0 or an errno with why. */
+static int load_instance(struct vk_state *s, void *lib, struct gdr_why *why)
 {
 	PFN_vkCreateInstance create;
 	VkApplicationInfo app = {
@@ -74,13 +75,7 @@ static int load_instance(struct vk_state *s, struct gdr_why *why)
 	};
 	VkResult r;
 
-	s->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!s->lib) {
-		gdr_why_set(why, "no Vulkan loader (libvulkan.so.1): install libvulkan1");
-		return ENOENT;
-	}
-	s->vkGetInstanceProcAddr = (PFN_vkGetInstanceProcAddr)dlsym(s->lib,
-								    "vkGetInstanceProcAddr");
+	s->vkGetInstanceProcAddr = (PFN_vkGetInstanceProcAddr)dlsym(lib, "vkGetInstanceProcAddr");
 	create = s->vkGetInstanceProcAddr ? (PFN_vkCreateInstance)(void *)
 		s->vkGetInstanceProcAddr(NULL, "vkCreateInstance") : NULL;
 	if (!create) {
@@ -316,17 +311,21 @@ static int survey(struct vk_state *s, struct gdr_why *why)
  * context, rather than reference-counted: a reference count would tear the VkInstance and
  * VkDevices down at the last gdr_close and make the next gdr_open pay for them again (about
  * 150 ms on the H200), and a process that opens and closes a gdr_t per job would pay it every
- * time. It holds libvulkan and NVIDIA's ICD loaded, one VkInstance, per GPU that has been pinned
- * one VkDevice with one queue (which reserves GPU memory: docs/performance.md gives the figure),
- * and a reference on libcuda. It is not torn down at exit either: the Vulkan loader and the ICD
- * may have run their own destructors by then, and the kernel releases it all.
+ * time. It holds NVIDIA's ICD loaded, one VkInstance, and per GPU that has been pinned one
+ * VkDevice with one queue (which reserves GPU memory: docs/performance.md gives the figure). It
+ * is not torn down at exit either: the Vulkan loader and the ICD may have run their own
+ * destructors by then, and the kernel releases it all.
  *
- * vk_lock serialises building the state and creating each GPU's VkDevice; pins take it inside
- * g->lock, and nothing is taken inside it. A fork child abandons the parent's state (its objects
+ * vk_lib is the Vulkan loader, loaded at the first probe and kept, as libcuda is: the state
+ * built from it keeps using it, and a probe that unloaded it would make open load it again.
+ *
+ * vk_lock serialises loading the Vulkan loader, building the state and creating each GPU's
+ * VkDevice; pins take it inside g->lock, and nothing is taken inside it. A fork child abandons the parent's state (its objects
  * belong to the parent's driver connection: lavapipe hangs destroying them) and builds its own;
  * the abandoned ones stay reachable, for leak checkers, and untouched.
  */
 static pthread_mutex_t vk_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *vk_lib;
 static _Atomic(struct vk_state *) vk_process;
 static struct vk_state *vk_abandoned;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -349,16 +348,37 @@ static void fork_register(void)
 	pthread_atfork(NULL, NULL, fork_child);
 }
 
+/* The Vulkan loader, loading it if this is the first call; NULL with why. Caller holds vk_lock. */
+static void *vk_library(struct gdr_why *why)
+{
+	if (!vk_lib)
+		vk_lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!vk_lib)
+		gdr_why_set(why, "no Vulkan loader (libvulkan.so.1): install libvulkan1");
+	return vk_lib;
+}
+
+int vk_probe(struct gdr_why *why)
+{
+	void *lib;
+
+	if (atomic_load_explicit(&vk_process, memory_order_acquire))
+		return 0;
+	if (!gdr_cuda_load(why))
+		return ENODEV;
+	pthread_once(&fork_once, fork_register);
+	pthread_mutex_lock(&vk_lock);
+	lib = vk_library(why);
+	pthread_mutex_unlock(&vk_lock);
+	return lib ? 0 : ENOENT;
+}
+
 /* A state that failed to build: undo what was made. */
 static void vk_state_free(struct vk_state *s)
 {
 	free(s->gpus);
 	if (s->instance)
 		s->vkDestroyInstance(s->instance, NULL);
-	if (s->lib)
-		dlclose(s->lib);
-	if (s->cuda)
-		gdr_cuda_release();
 	free(s);
 }
 
@@ -366,6 +386,7 @@ static int vk_state_create(struct vk_state **out, struct gdr_why *why)
 {
 	struct vk_state *s = calloc(1, sizeof(*s));
 	double t0 = now_ms();
+	void *lib;
 	int ret;
 
 	if (!s) {
@@ -377,7 +398,8 @@ static int vk_state_create(struct vk_state **out, struct gdr_why *why)
 		free(s);
 		return ENODEV;
 	}
-	ret = load_instance(s, why);
+	lib = vk_library(why);
+	ret = lib ? load_instance(s, lib, why) : ENOENT;
 	if (!ret)
 		ret = survey(s, why);
 	if (ret) {

@@ -13,7 +13,7 @@ static int vulkan_omitted_probe(struct gdr_why *why)
 	return EOPNOTSUPP;
 }
 
-const struct gdr_backend_ops gdr_backend_vulkan = {
+const struct gdr_backend gdr_backend_vulkan = {
 	.name = "vulkan",
 	.id = GDR_BACKEND_VULKAN,
 	.probe = vulkan_omitted_probe,

@@ -50,7 +50,6 @@ struct vk_gpu {
 /* g->backend_priv of every gdr_t: set before it is published, then only read (but see vk_gpu). */
 struct vk_state {
 	const struct gdr_cuda *cuda;
-	void *lib;			/* libvulkan.so.1 */
 	VkInstance instance;
 	PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
 	PFN_vkDestroyInstance vkDestroyInstance;
@@ -67,9 +66,16 @@ struct vk_state {
 };
 
 /*
- * The process's state: the first call loads CUDA and Vulkan, creates the instance and matches
- * every CUDA device (no VkDevice yet); later calls return it at once. Thread-safe: callers that
- * race build it once. 0 with *out set when at least one device is usable, else an errno with why
+ * The backend's probe: libcuda and the Vulkan loader load (each once per process, kept), or the
+ * process's state exists already. No cuInit and no VkInstance: open makes those. 0, or an errno
+ * with why filled.
+ */
+int vk_probe(struct gdr_why *why);
+
+/*
+ * The process's state: the first call initialises CUDA, creates the instance and matches every
+ * CUDA device (no VkDevice yet); later calls return it at once. Thread-safe: callers that race
+ * build it once. 0 with *out set when at least one device is usable, else an errno with why
  * filled (and the next call tries again).
  */
 int vk_state_get(struct vk_state **out, struct gdr_why *why);

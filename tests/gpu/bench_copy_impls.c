@@ -32,6 +32,7 @@
 #include "copy_impl.h"
 #include "cpu.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "gdrcopy26_copy.h"
 #include "gpucommon.h"
 #include "inflight.h"

@@ -55,7 +55,7 @@ static double free_mib(void)
 	size_t free = 0, total = 0;
 	void *pfn;
 
-	if (gdr_cuda_proc(cu, "cuMemGetInfo", 3020, &pfn))
+	if (gdr_cuda_proc(cu->lib, "cuMemGetInfo", 3020, &pfn))
 		return -1;
 	get_info = (CUresult (*)(size_t *, size_t *))pfn;
 	return get_info(&free, &total) == CUDA_SUCCESS ? (double)free / MiB : -1;

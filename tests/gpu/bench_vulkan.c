@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "gpucommon.h"
 
 #define MiB (1UL << 20)

@@ -3,7 +3,7 @@
 # reason. Other fragments may append their programs to GPU_TESTS. bench_vulkan is a benchmark,
 # built by check-gpu but not run by it. See tests/gpu/README.md for the H200's set-up.
 #
-# Nothing links libcuda: the programs load it through src/cuda.c (cuda.o, log.o, why.o). With
+# Nothing links libcuda: the programs load it through src/cuda.c and tests/unit/testcuda.c. With
 # nvcc (NVCC=, default $(CUDA)/bin/nvcc) the kernels of kernels.cu are built into a fatbin for
 # sm_90 with compute_90 PTX and embedded; without it the kernel checks report themselves skipped.
 
@@ -11,7 +11,7 @@ NVCC ?= $(CUDA)/bin/nvcc
 GPU_DIR := $(BUILD)/tests/gpu
 GPU_TESTS += $(GPU_DIR)/test_gpu_vulkan $(GPU_DIR)/soak_vulkan
 GPU_BENCH := $(GPU_DIR)/bench_vulkan $(GPU_DIR)/bench_setup_vulkan
-GPU_CUDA_OBJS := $(OBJ)/src/cuda.o $(OBJ)/src/log.o $(OBJ)/src/why.o
+GPU_CUDA_OBJS := $(OBJ)/tests/unit/testcuda.o $(OBJ)/src/cuda.o $(OBJ)/src/log.o
 GPU_COMMON_OBJS := $(OBJ)/tests/gpu/gpucommon.o $(OBJ)/tests/unit/simtest.o $(GPU_CUDA_OBJS)
 GPU_HAVE_NVCC := $(if $(wildcard $(NVCC)),1,)
 

@@ -8,7 +8,7 @@
 
 #include "gpucommon.h"
 
-const struct gdr_cuda *cu;
+const struct testcuda *cu;
 
 #ifdef GDR_TEST_HAVE_KERNELS
 /* kernels_fatbin.c, generated from kernels.cu at build time. */
@@ -41,7 +41,7 @@ int gpu_init(void)
 	CUdevice dev;
 	void *vk;
 
-	cu = gdr_cuda_acquire(&why);
+	cu = testcuda_acquire(&why);
 	if (!cu) {
 		printf("no usable CUDA driver: %s\n", why.msg);
 		return 77;
@@ -156,9 +156,9 @@ bool gpu_kernels_available(const char **why)
 		goto out;
 	k.tried = true;
 	k.why = "cuModuleLoadData/cuModuleGetFunction/cuLaunchKernel not found";
-	if (gdr_cuda_proc(cu, "cuModuleLoadData", 2000, (void **)&load) ||
-	    gdr_cuda_proc(cu, "cuModuleGetFunction", 2000, (void **)&get) ||
-	    gdr_cuda_proc(cu, "cuLaunchKernel", 4000, (void **)&k.launch))
+	if (gdr_cuda_proc(cu->lib, "cuModuleLoadData", 2000, (void **)&load) ||
+	    gdr_cuda_proc(cu->lib, "cuModuleGetFunction", 2000, (void **)&get) ||
+	    gdr_cuda_proc(cu->lib, "cuLaunchKernel", 4000, (void **)&k.launch))
 		goto out;
 	k.why = "cuModuleLoadData failed: the embedded kernels (sm_90 + compute_90 PTX) do not "
 		"run on this GPU";

@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cuda_driver.h"
+#include "testcuda.h"
 
-extern const struct gdr_cuda *cu;
+extern const struct testcuda *cu;
 
 /*
  * Load libcuda, cuInit, make device 0's primary context current, and point Vulkan at NVIDIA's

@@ -22,6 +22,7 @@
 
 #include "fork_check.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "gpucommon.h"
 #include "simtest.h"
 

@@ -16,9 +16,10 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
-#include "cuda_driver.h"
+#include "testcuda.h"
 #include "dmabuf_test.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "gpucommon.h"
 
 /* The first CUDA version with dma-buf mmap of discrete GPUs (R610). */
@@ -34,7 +35,7 @@ static int driver_version;
 static int child_probe(void *arg)
 {
 	struct gdr_why why = { "" };
-	const struct gdr_cuda *cu = gdr_cuda_acquire(&why);
+	const struct testcuda *cu = testcuda_acquire(&why);
 	void *lib;
 	int count = 0;
 
@@ -57,7 +58,7 @@ static int child_probe(void *arg)
 }
 
 /* Pin, map and copy 4 KiB at an unaligned address of a cuMemAlloc buffer; 0 or 1. */
-static int pin_map_copy(gdr_t g, const struct gdr_cuda *cu)
+static int pin_map_copy(gdr_t g, const struct testcuda *cu)
 {
 	uint8_t src[4096], back[4096];
 	CUdeviceptr buf = 0;
@@ -97,7 +98,7 @@ static int child_open(void *arg)
 {
 	struct gdr_cuda_ctx_scope scope;
 	struct gdr_why why = { "" };
-	const struct gdr_cuda *cu;
+	const struct testcuda *cu;
 	int backend = 0, ret;
 	gdr_t g;
 
@@ -108,16 +109,14 @@ static int child_open(void *arg)
 	gdr_get_attribute(g, GDR_ATTR_EXT_BACKEND, &backend);
 	ret = 10 + backend;
 	if (backend == GDR_BACKEND_DMABUF) {
-		cu = gdr_cuda_acquire(&why);
-		if (!cu || gdr_cuda_ctx_enter(cu, 0, &scope) != CUDA_SUCCESS) {
+		cu = testcuda_acquire(&why);
+		if (!cu || gdr_cuda_ctx_enter(cu->lib, 0, &scope) != CUDA_SUCCESS) {
 			ret = 1;
 		} else {
 			if (pin_map_copy(g, cu))
 				ret = 1;
-			gdr_cuda_ctx_leave(cu, &scope);
+			gdr_cuda_ctx_leave(cu->lib, &scope);
 		}
-		if (cu)
-			gdr_cuda_release();
 	}
 	gdr_close(g);
 	return ret;
@@ -128,7 +127,7 @@ static int child_driver_mmap(void *arg)
 {
 	struct gdr_cuda_ctx_scope scope;
 	struct gdr_why why = { "" };
-	const struct gdr_cuda *cu = gdr_cuda_acquire(&why);
+	const struct testcuda *cu = testcuda_acquire(&why);
 	CUdeviceptr buf = 0;
 	char err[128];
 	CUresult res;
@@ -136,7 +135,7 @@ static int child_driver_mmap(void *arg)
 	int fd = -1, ret;
 
 	(void)arg;
-	if (!cu || gdr_cuda_ctx_enter(cu, 0, &scope) != CUDA_SUCCESS ||
+	if (!cu || gdr_cuda_ctx_enter(cu->lib, 0, &scope) != CUDA_SUCCESS ||
 	    cu->cuMemAlloc(&buf, 1 << 20) != CUDA_SUCCESS) {
 		fprintf(stderr, "CUDA set-up failed: %s\n", why.msg);
 		return 1;
@@ -145,7 +144,7 @@ static int child_driver_mmap(void *arg)
 						CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 	if (res != CUDA_SUCCESS) {
 		fprintf(stderr, "cuMemGetHandleForAddressRange: %s\n",
-		       gdr_cuda_strerror(cu, res, err, sizeof(err)));
+		       gdr_cuda_strerror(cu->lib, res, err, sizeof(err)));
 		ret = 1;
 		goto out;
 	}
@@ -158,8 +157,7 @@ static int child_driver_mmap(void *arg)
 	close(fd);
 out:
 	cu->cuMemFree(buf);
-	gdr_cuda_ctx_leave(cu, &scope);
-	gdr_cuda_release();
+	gdr_cuda_ctx_leave(cu->lib, &scope);
 	return ret == KERNEL_ENOTSUPP ? 100 : ret ? 101 : 0;
 }
 

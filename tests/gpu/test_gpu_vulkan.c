@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "gpucommon.h"
 #include "simtest.h"
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A client of the installed packages, built with nothing but what pkg-config says: the header
+ * A client of the installed packages, built with nothing but what pkg-config says: the headers
  * and the library must come from the system paths. Without a GPU, gdr_open gives NULL.
  */
 #include <stdio.h>
 
 #include <gdrapi.h>
+#include <gdrapi_ext.h>
 
 int main(void)
 {
@@ -21,6 +22,10 @@ int main(void)
 	g = gdr_open();
 	printf("libgdrapi %d.%d, gdr_open: %s\n", major, minor,
 	       g ? "a backend works here" : "NULL (no backend works here)");
+	if (!g && gdr_ext_take_errors(NULL, 0) != 0) {
+		fprintf(stderr, "gdr_ext_take_errors(NULL, 0) returned a length\n");
+		return 1;
+	}
 	if (g && gdr_close(g)) {
 		fprintf(stderr, "gdr_close failed\n");
 		return 1;

@@ -62,7 +62,8 @@ dest=$tmp/gdrcopy
 if mk BUILD="$fresh" prefix=/usr libdir=/usr/lib64 DESTDIR="$dest" lib exes lib_install \
 	exes_install >"$tmp/parts.log" 2>&1; then
 	miss=$(missing "$dest" /usr/lib64/libgdrapi.so.$version /usr/lib64/libgdrapi.so.2 \
-		/usr/lib64/libgdrapi.so /usr/include/gdrapi.h /usr/lib64/pkgconfig/gdrapi.pc \
+		/usr/lib64/libgdrapi.so /usr/include/gdrapi.h /usr/include/gdrapi_ext.h \
+		/usr/lib64/pkgconfig/gdrapi.pc /usr/share/man/man7/gdrapi_ext.7 \
 		/usr/share/man/man3/gdr_open.3 /usr/bin/gdrcopy_sanity /usr/bin/sanity \
 		/usr/bin/gdrcopy_copylat /usr/bin/copylat /usr/share/man/man1/gdrcopy_copylat.1)
 	if [ -n "$miss" ]; then

@@ -113,8 +113,9 @@ if [ ${#debs[@]} -gt 0 ]; then
 	why=$(want "$l" "/usr/lib/$ma/libgdrapi.so.2.6" "/usr/lib/$ma/libgdrapi.so.2") || bad="$bad libgdrapi2 $why;"
 	grep -q 'libgdrapi.so$' "$l" && bad="$bad libgdrapi2 has the libgdrapi.so link;"
 	l=$logs/$(basename "$(deb_of libgdrapi-dev)").files
-	why=$(want "$l" /usr/include/gdrapi.h "/usr/lib/$ma/libgdrapi.so" "/usr/lib/$ma/libgdrapi.a" \
-		"/usr/lib/$ma/pkgconfig/gdrapi.pc" /usr/share/man/man7/gdrapi.7.gz \
+	why=$(want "$l" /usr/include/gdrapi.h /usr/include/gdrapi_ext.h "/usr/lib/$ma/libgdrapi.so" \
+		"/usr/lib/$ma/libgdrapi.a" "/usr/lib/$ma/pkgconfig/gdrapi.pc" \
+		/usr/share/man/man7/gdrapi.7.gz /usr/share/man/man7/gdrapi_ext.7.gz \
 		$(for s in $exports; do echo "/usr/share/man/man3/$s.3.gz"; done)) || bad="$bad libgdrapi-dev $why;"
 	l=$logs/$(basename "$(deb_of gdrcopy-tools)").files
 	why=$(want "$l" /usr/bin/gdrcopy_info /usr/share/man/man1/gdrcopy_info.1.gz) || bad="$bad gdrcopy-tools $why;"
@@ -294,8 +295,9 @@ else
 				"$libdir/libgdrapi.so" "/usr/share/man/man1/gdrcopy_info.1(.gz)?") || bad="$bad gdrcopy $why;"
 		else bad="$bad $l;"; fi
 		if l=$(list "gdrcopy-devel-$version-*.rpm"); then
-			why=$(want "$l" /usr/include/gdrapi.h "$libdir/libgdrapi.a" "$libdir/pkgconfig/gdrapi.pc" \
-				"/usr/share/man/man7/gdrapi.7(.gz)?" \
+			why=$(want "$l" /usr/include/gdrapi.h /usr/include/gdrapi_ext.h "$libdir/libgdrapi.a" \
+				"$libdir/pkgconfig/gdrapi.pc" "/usr/share/man/man7/gdrapi.7(.gz)?" \
+				"/usr/share/man/man7/gdrapi_ext.7(.gz)?" \
 				$(for s in $exports; do echo "/usr/share/man/man3/$s.3(.gz)?"; done)) || bad="$bad gdrcopy-devel $why;"
 		else bad="$bad $l;"; fi
 		if [ "$have_module" = 1 ]; then

@@ -10,8 +10,10 @@ SIM_CUDA_OBJS := $(SIM_CUDA_SRCS:%.c=$(OBJ)/%.o)
 # It uses Vulkan (dlopen'd) for lavapipe-backed memory when Vulkan is there.
 CHECK_DEBS += libvulkan-dev
 
-# The simulator stands in for NVIDIA's library: it sees the toolkit's headers, not the library's.
+# The simulator stands in for NVIDIA's library: it sees the toolkit's headers, not the library's,
+# but for the lists of entry points it must serve (proc.c), which include nothing themselves.
 $(SIM_CUDA_OBJS): BASE_CFLAGS := $(filter-out -Isrc -Iinclude -Ikernel/include/uapi,$(BASE_CFLAGS))
+$(OBJ)/tests/sim/cuda/proc.o: ALL_CFLAGS += -iquote src -iquote tests/unit
 
 $(SIM_CUDA_LIB): $(SIM_CUDA_OBJS)
 	@mkdir -p $(dir $@)

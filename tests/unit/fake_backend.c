@@ -2,7 +2,8 @@
 /*
  * A backend for tier-1 tests of the core library: it follows gdrdrv's rules (64 KiB pins, map only
  * from a GPU-page-aligned pin, WC mappings, persistent semantics) over fake_gpu memory. Linked
- * into test programs only (GDR_WITH_TEST_BACKEND); never part of the shipped library.
+ * into test programs only, through their registry (fake_registry.c); never part of the shipped
+ * library.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -269,11 +270,8 @@ static int fake_driver_get_version(struct gdr *g, int *major, int *minor)
 	return gdr_backend_no_module_version(g, major, minor);
 }
 
-const struct gdr_backend_ops gdr_backend_test = {
-	.name = "test",
-	.id = 100,
-	.probe = fake_probe,
-	.open = fake_open,
+/* No close or forget: the stubs stand in for them (fake_open makes nothing). */
+static const struct gdr_backend_ops fake_ops = {
 	.forget_pin = gdr_backend_forget_pin_priv,
 	.pin = fake_pin,
 	.unpin = fake_unpin,
@@ -283,4 +281,12 @@ const struct gdr_backend_ops gdr_backend_test = {
 	.get_callback_flag = fake_get_callback_flag,
 	.get_attribute = fake_get_attribute,
 	.driver_get_version = fake_driver_get_version,
+};
+
+const struct gdr_backend gdr_backend_test = {
+	.name = "test",
+	.id = 100,
+	.probe = fake_probe,
+	.open = fake_open,
+	.ops = &fake_ops,
 };

@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 
 /* DPDK defines these again after including the header: legal only with identical tokens. */
 #define GPU_PAGE_SHIFT   16

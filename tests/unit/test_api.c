@@ -11,6 +11,7 @@
 #include "check.h"
 #include "fake_gpu.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 
 #define MB (1024ul * 1024)
 
@@ -58,7 +59,7 @@ static void test_mapping_type_strings(void)
 
 static void test_attributes(gdr_t g)
 {
-	int v = 42;
+	int v = 42, to = -1, from = -1;
 
 	CHECK_RET(gdr_get_attribute(NULL, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), EINVAL);
 	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, NULL), EINVAL);
@@ -75,8 +76,13 @@ static void test_attributes(gdr_t g)
 	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)-1, &v), EINVAL);
 	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_BACKEND, &v), 0);
 	CHECK(v == 100);
-	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_TO_IMPL, &v), 0);
-	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_FROM_IMPL, &v), 0);
+	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_TO_IMPL, &to), 0);
+	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_FROM_IMPL, &from), 0);
+	/* The routines GDRCOPY_COPY_IMPL can choose include the two in use and the portable ones. */
+	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_IMPLS, &v), 0);
+	CHECK(v & 1 << GDR_COPY_IMPL_GENERIC && v & 1 << GDR_COPY_IMPL_MEMCPY);
+	CHECK(v & 1 << to && v & 1 << from);
+	CHECK(!(v >> GDR_COPY_IMPL_COUNT));
 }
 
 static void test_pin_arguments(gdr_t g, void *gpu)

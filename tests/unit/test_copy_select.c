@@ -410,7 +410,7 @@ static const char *expected_auto(unsigned int cpu, int to_device, size_t n)
 	return cpu & GDR_CPU_ASIMD ? "neon" : "stp";
 #elif defined(__powerpc64__)
 	(void)cpu;
-	return to_device && n <= 64 ? "generic" : "power";
+	return to_device && n <= 64 ? "generic" : "scalar";
 #else
 	(void)cpu;
 	(void)to_device;
@@ -469,6 +469,15 @@ static void test_forced(void)
 	else if (gdr_copy_select(&t, cpu, "memcpy", note, sizeof(note)) || t.tiny_to_max ||
 		 t.to.fn[0] != gdr_copy_store_memcpy || t.from.fn[0] != gdr_copy_load_memcpy)
 		bad = "forced memcpy not used for tiny copies";
+#if defined(__powerpc64__)
+	else if (gdr_copy_select(&t, cpu, "power", note, sizeof(note)) ||
+		 t.from.impl[0]->id != GDR_COPY_IMPL_SCALAR)
+		bad = "power, the scalar routine's old name, not honoured";
+#else
+	else if (gdr_copy_select(&t, cpu, "power", note, sizeof(note)) != EINVAL ||
+		 !strstr(note, "another architecture"))
+		bad = "power, the scalar routine's old name, not known as another architecture's";
+#endif
 #if defined(__x86_64__)
 	else if (gdr_copy_select(&t, GDR_CPU_SSE2, "avx2", note, sizeof(note)) != ENOTSUP ||
 		 !strstr(note, "lacks AVX2") || !strstr(note, "supports: generic memcpy sse rep_movsb;"))
@@ -503,7 +512,7 @@ static void test_names(void)
 
 	impls = gdr_copy_impls(&count);
 	for (size_t i = 0; i < count; i++) {
-		const char *id_name = gdr_copy_impl_id_name(impls[i]->id);
+		const char *id_name = gdr_ext_copy_impl_name(impls[i]->id);
 		size_t len = id_name ? strlen(id_name) : 0;
 
 		if (gdr_copy_impl_by_name(impls[i]->name) != impls[i] || !id_name ||
@@ -542,6 +551,41 @@ static void test_fences(void)
 		}
 	}
 	test_report("pass", "fences", NULL);
+}
+
+/* The mask of routines a CPU runs: exactly the families with a routine it does not lack. */
+static void test_impl_mask(void)
+{
+	static const unsigned int fake_cpus[] = {
+		0, GDR_CPU_SSE2, GDR_CPU_SSE2 | GDR_CPU_SSE41 | GDR_CPU_AVX | GDR_CPU_AVX2,
+		GDR_CPU_ASIMD, ~0u,
+	};
+	const struct gdr_copy_impl *const *impls;
+	size_t count;
+
+	impls = gdr_copy_impls(&count);
+	for (size_t f = 0; f < sizeof(fake_cpus) / sizeof(fake_cpus[0]); f++) {
+		int mask = gdr_copy_impl_mask(fake_cpus[f]), want = 0;
+
+		for (size_t i = 0; i < count; i++)
+			if (!gdr_copy_impl_missing(impls[i], fake_cpus[f]))
+				want |= 1 << impls[i]->id;
+		if (mask != want || !(mask & 1 << GDR_COPY_IMPL_GENERIC) ||
+		    !(mask & 1 << GDR_COPY_IMPL_MEMCPY) || mask >> GDR_COPY_IMPL_COUNT) {
+			test_report("fail", "impl_mask", "cpu 0x%x: mask 0x%x, want 0x%x",
+				    fake_cpus[f], mask, want);
+			return;
+		}
+	}
+#if defined(__x86_64__)
+	if (gdr_copy_impl_mask(GDR_CPU_SSE2) != (1 << GDR_COPY_IMPL_GENERIC |
+		1 << GDR_COPY_IMPL_MEMCPY | 1 << GDR_COPY_IMPL_SSE | 1 << GDR_COPY_IMPL_REP_MOVSB)) {
+		test_report("fail", "impl_mask", "an SSE2-only CPU: mask 0x%x",
+			    gdr_copy_impl_mask(GDR_CPU_SSE2));
+		return;
+	}
+#endif
+	test_report("pass", "impl_mask", NULL);
 }
 
 /* After gdr_copy_init, the attribute answers are the table's. */
@@ -593,6 +637,7 @@ int main(void)
 	test_auto();
 	test_forced();
 	test_names();
+	test_impl_mask();
 	test_fences();
 	test_impl_for();
 	munmap(out, sizeof(*out));

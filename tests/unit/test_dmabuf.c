@@ -14,31 +14,22 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-#include "cuda_driver.h"
+#include "testcuda.h"
 #include "dmabuf_test.h"
 #include "fork_check.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
+#include "info_v1.h"
 #include "simcuda.h"
 #include "simcuda_dmabuf.h"
 
 #define GPU_PAGE 65536UL
 
-/* GDRCopy <= 2.3's struct gdr_info, which the exported gdr_get_info fills. */
-struct gdr_info_v1 {
-	uint64_t va;
-	uint64_t mapped_size;
-	uint32_t page_size;
-	uint64_t tm_cycles;
-	uint32_t cycles_per_ms;
-	unsigned mapped:1;
-	unsigned wc_mapping:1;
-};
-
 /* The state of the group running in this process. */
 static struct {
 	const char *name;
 	bool coherent;
-	const struct gdr_cuda *cu;
+	const struct testcuda *cu;
 	gdr_t g;
 	void (*dmabuf_counters)(struct simcuda_dmabuf_counters *c);
 	void (*counters)(struct simcuda_counters *c);
@@ -707,7 +698,7 @@ static int group_child(void *arg)
 
 	t.name = gr->name;
 	t.coherent = gr->coherent;
-	t.cu = gdr_cuda_acquire(&why);
+	t.cu = testcuda_acquire(&why);
 	if (!t.cu) {
 		report("fail", gr->name, "the simulated libcuda does not load: %s", why.msg);
 		return 1;
@@ -720,7 +711,7 @@ static int group_child(void *arg)
 		report("fail", gr->name, "libcuda.so.1 is not the simulator, or no v1 gdr_get_info");
 		return 1;
 	}
-	if (gdr_cuda_ctx_enter(t.cu, 0, &scope) != CUDA_SUCCESS) {
+	if (gdr_cuda_ctx_enter(t.cu->lib, 0, &scope) != CUDA_SUCCESS) {
 		report("fail", gr->name, "no context on simulated device 0");
 		return 1;
 	}
@@ -732,10 +723,9 @@ static int group_child(void *arg)
 	for (int i = 0; gr->cases[i]; i++)
 		run_cases(gr->cases[i]);
 	CHECK_RET(gdr_close(t.g), 0);
-	gdr_cuda_ctx_leave(t.cu, &scope);
+	gdr_cuda_ctx_leave(t.cu->lib, &scope);
 	if (dlclose(lib))
 		check_failures++;
-	gdr_cuda_release();
 	return report_failures || check_failures ? 1 : 0;
 }
 

@@ -8,6 +8,7 @@
  */
 #include "dmabuf_test.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 
 #define VERSION_REASON "CUDA driver 13.0 < 13.3: dma-buf mmap of discrete GPU memory needs " \
 	"driver R610 (CUDA 13.3) or newer"

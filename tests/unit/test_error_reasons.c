@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 
 /* A call that fails with EINVAL and logs "gdr_map_v2: unknown flags <flags>" at error level. */
 static int fail_map(int flags)

@@ -14,6 +14,8 @@
 
 #include "fork_check.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
+#include "info_v1.h"
 #include "proc_usage.h"
 #include "simcuda.h"
 #include "simtest.h"
@@ -124,24 +126,14 @@ static int case_attributes(void)
 	return 0;
 }
 
-/* v1 gdr_get_info, as binaries built against GDRCopy <= 2.3 call it. */
-typedef struct {
-	uint64_t va;
-	uint64_t mapped_size;
-	uint32_t page_size;
-	uint64_t tm_cycles;
-	uint32_t cycles_per_ms;
-	unsigned mapped:1;
-	unsigned wc_mapping:1;
-} info_v1_t;
-
 static int case_pin_info(void)
 {
-	int (*get_info_v1)(gdr_t, gdr_mh_t, info_v1_t *);
+	/* v1 gdr_get_info, as binaries built against GDRCopy <= 2.3 call it. */
+	int (*get_info_v1)(gdr_t, gdr_mh_t, gdr_info_v1_t *);
 	struct simtest_vmm m;
 	struct leak_mark lm;
 	gdr_info_t info;
-	info_v1_t v1;
+	gdr_info_v1_t v1;
 	gdr_mh_t mh;
 	void *base;
 	int flag = -1;
@@ -165,7 +157,7 @@ static int case_pin_info(void)
 	CHECK_EQ(info.mapping_type, GDR_MAPPING_TYPE_WC);
 
 	/* gdrapi.h maps gdr_get_info to gdr_get_info_v2; old binaries bind the v1 symbol. */
-	get_info_v1 = (int (*)(gdr_t, gdr_mh_t, info_v1_t *))dlsym(RTLD_DEFAULT, "gdr_get_info");
+	get_info_v1 = (int (*)(gdr_t, gdr_mh_t, gdr_info_v1_t *))dlsym(RTLD_DEFAULT, "gdr_get_info");
 	CHECK(get_info_v1 != NULL);
 	memset(&v1, 0xff, sizeof(v1));
 	CHECK_EQ(get_info_v1(g, mh, &v1), 0);

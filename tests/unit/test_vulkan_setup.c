@@ -21,7 +21,9 @@
 #include <cuda.h>
 
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "simtest.h"
+#include "testcuda_entry_points.h"
 
 static char sim_dir[PATH_MAX];
 static char child_out[16384];
@@ -53,6 +55,25 @@ static int child_open_vulkan(void)
 	}
 	if (gdr_get_attribute(g, GDR_ATTR_EXT_BACKEND, &v) || v != GDR_BACKEND_VULKAN) {
 		printf("backend %d\n", v);
+		return 1;
+	}
+	return gdr_close(g) ? 1 : 0;
+}
+
+/* gdr_open must pick the backend GDRCOPY_BACKEND names. */
+static int child_open_forced(void)
+{
+	const char *want = getenv("GDRCOPY_BACKEND");
+	gdr_t g = gdr_open();
+	int v = 0;
+
+	if (!g) {
+		printf("gdr_open failed\n");
+		return 1;
+	}
+	if (gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_BACKEND, &v) ||
+	    !gdr_ext_backend_name(v) || !want || strcmp(gdr_ext_backend_name(v), want)) {
+		printf("backend %d, not %s\n", v, want ? want : "(GDRCOPY_BACKEND unset)");
 		return 1;
 	}
 	return gdr_close(g) ? 1 : 0;
@@ -280,6 +301,7 @@ static const struct {
 } children[] = {
 	{ "open_fails", child_open_fails },
 	{ "open_vulkan", child_open_vulkan },
+	{ "open_forced", child_open_forced },
 	{ "process_state", child_process_state },
 	{ "open_no_pin", child_open_no_pin },
 	{ "threads_open", child_threads_open },
@@ -401,6 +423,26 @@ static int case_missing_entry_point(void)
 		      "cuGetProcAddress(cuMemRetainAllocationHandle) failed: driver too old");
 }
 
+/*
+ * A driver without the entry points only tests call (testcuda_entry_points.h) still serves the
+ * library: both backends that use CUDA open with all of them hidden.
+ */
+#define HIDE_NAME(name, version) #name ","
+static const char hide_test_only[] = "GDRCOPY_SIM_CUDA_HIDE="
+	TESTCUDA_ENTRY_POINTS(HIDE_NAME);
+#undef HIDE_NAME
+
+static int case_test_entry_points_missing(void)
+{
+	static const char *const vulkan[] = { hide_test_only, "GDRCOPY_BACKEND=vulkan", NULL };
+	static const char *const dmabuf[] = {
+		hide_test_only, "GDRCOPY_BACKEND=dmabuf", "GDRCOPY_SIM_CUDA_VERSION=13030",
+		"GDRCOPY_SIM_CUDA_ATTR=124=1", NULL };
+
+	return expect("open_forced", true, vulkan, NULL) ||
+	       expect("open_forced", true, dmabuf, NULL);
+}
+
 static int case_cuinit_fails(void)
 {
 	static const char *const env[] = { "GDRCOPY_SIM_CUDA_INIT_ERROR=999", NULL };
@@ -493,6 +535,7 @@ static const struct simtest_case cases[] = {
 	{ "default_picks_vulkan", case_default_picks_vulkan },
 	{ "old_driver", case_old_driver },
 	{ "missing_entry_point", case_missing_entry_point },
+	{ "test_entry_points_missing", case_test_entry_points_missing },
 	{ "cuinit_fails", case_cuinit_fails },
 	{ "no_device", case_no_device },
 	{ "uuid_mismatch", case_uuid_mismatch },

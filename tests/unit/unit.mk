@@ -1,15 +1,11 @@
 # Tier 1: tests of the core library. Tests that need internals link libgdrapi-test.a: the library's
-# objects with the registry built to include the test-only backend (tests/unit/fake_backend.c).
+# objects with a registry of their own (tests/unit/fake_registry.c) in place of src/registry.c,
+# which adds the test-only backend (tests/unit/fake_backend.c).
 
 UNIT_DIR := $(BUILD)/tests/unit
 UNIT_TEST_LIB := $(UNIT_DIR)/libgdrapi-test.a
-UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/backend.o $(OBJ)/src/handle.o,$(LIB_OBJS)) \
-	$(OBJ)/test/src/backend.o $(OBJ)/test/src/handle.o $(OBJ)/tests/unit/fake_backend.o
-
-$(OBJ)/test/src/backend.o: src/backend.c $(BUILD_CONFIG)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $< (test registry)")
-	$(Q)$(CC) $(ALL_CFLAGS) -DGDR_WITH_TEST_BACKEND -c -o $@ $<
+UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/registry.o $(OBJ)/src/handle.o,$(LIB_OBJS)) \
+	$(OBJ)/tests/unit/fake_registry.o $(OBJ)/test/src/handle.o $(OBJ)/tests/unit/fake_backend.o
 
 # The handle table with its test knob (gdr_handle_test_generation_floor).
 $(OBJ)/test/src/handle.o: src/handle.c
@@ -47,14 +43,18 @@ $(UNIT_DIR)/test_exports: tests/unit/test_exports.sh $(LIB_SHARED) $(LIB_STATIC)
 	@mkdir -p $(dir $@)
 	$(Q)sed 's|@LIB_DIR@|$(abspath $(LIB_DIR))|' $< >$@ && chmod +x $@
 
-# The header as C++ and as strict C: a compile test; the program only reports it ran.
+# The headers as C++ and as strict C: a compile test; the program only reports it ran.
 CXX ?= g++
-$(UNIT_DIR)/test_header_cxx: tests/unit/test_header_cxx.cc include/gdrapi.h $(LIB_SHARED)
+$(UNIT_DIR)/test_header_cxx: tests/unit/test_header_cxx.cc include/gdrapi.h include/gdrapi_ext.h \
+		$(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CXX     $<")
 	$(Q)$(CXX) -std=c++11 -Wall -Wextra -Werror -pedantic -Iinclude -o $@ $< \
 		-L$(LIB_DIR) -lgdrapi -Wl,-rpath,$(abspath $(LIB_DIR))
-	$(Q)$(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude -fsyntax-only -x c include/gdrapi.h
+	$(Q)for h in gdrapi.h gdrapi_ext.h; do \
+		printf '#include <%s>\n' $$h | \
+		$(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude -fsyntax-only -x c - || exit; \
+	done
 
 UNIT_PROGRAMS := $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS) $(UNIT_SHARED))
 test-build: $(UNIT_PROGRAMS)

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "gdrapi_ext.h"
 #include "vmtest.h"
 
 static uint64_t pins_now(void)

@@ -1,1 +1,1 @@
-# ppc64le: the POWER routine uses only scalar loads and stores, so it needs no flag.
+# ppc64le: the scalar routine uses only scalar loads and stores, so it needs no flag.

@@ -1,68 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cuGetProcAddress: every entry point the simulator implements, by base name and the CUDA
- * version that introduced the ABI of that implementation. A lookup gets the newest entry not
- * newer than the version asked for, as with the real driver. GDRCOPY_SIM_CUDA_HIDE=name,...
- * makes names unknown, to simulate an old driver.
+ * cuGetProcAddress: every entry point the library and the tests look up (one list with theirs:
+ * src/cuda_entry_points.h, tests/unit/testcuda_entry_points.h), and the ones a driver has that
+ * they do not ask for, by base name and the CUDA version that introduced the ABI of that
+ * implementation. A lookup gets the newest entry not newer than the version asked for, as with
+ * the real driver. GDRCOPY_SIM_CUDA_HIDE=name,... makes names unknown, to simulate an old driver.
  *
  * To add an entry point: implement it (with cuda.h included, its definition gets the versioned
- * symbol name cuda.h maps it to), then add it to SIM_ENTRY_POINTS.
+ * symbol name cuda.h maps it to), then add it to the list of whoever calls it, or to
+ * SIM_OWN_ENTRY_POINTS.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda_entry_points.h"
 #include "internal.h"
+#include "testcuda_entry_points.h"
 
 CUresult CUDAAPI cuGetProcAddress_v1(const char *symbol, void **pfn, int cudaVersion,
 				     cuuint64_t flags) __asm__("cuGetProcAddress");
 
-#define SIM_ENTRY_POINTS(X) \
-	X(cuGetErrorName, 6000) \
-	X(cuGetErrorString, 6000) \
-	X(cuInit, 2000) \
+/* What the library and the tests do not look up: older ABIs, and the lookup calls themselves. */
+#define SIM_OWN_ENTRY_POINTS(X) \
 	X(cuDriverGetVersion, 2020) \
 	X(cuGetProcAddress, 12000) \
-	X(cuDeviceGet, 2000) \
-	X(cuDeviceGetCount, 2000) \
-	X(cuDeviceGetName, 2000) \
 	X(cuDeviceGetUuid, 9020) \
-	X(cuDeviceGetUuid, 11040) \
-	X(cuDeviceGetAttribute, 2000) \
-	X(cuDeviceGetPCIBusId, 4010) \
-	X(cuDeviceTotalMem, 3020) \
-	X(cuDevicePrimaryCtxRetain, 7000) \
 	X(cuDevicePrimaryCtxRelease, 7000) \
-	X(cuDevicePrimaryCtxRelease, 11000) \
-	X(cuCtxGetCurrent, 4000) \
-	X(cuCtxSetCurrent, 4000) \
-	X(cuCtxGetDevice, 2000) \
-	X(cuCtxSynchronize, 2000) \
-	X(cuPointerGetAttribute, 4000) \
-	X(cuPointerGetAttributes, 7000) \
-	X(cuPointerSetAttribute, 6000) \
-	X(cuMemAlloc, 3020) \
-	X(cuMemFree, 3020) \
-	X(cuMemAllocHost, 3020) \
-	X(cuMemFreeHost, 2000) \
-	X(cuMemAllocManaged, 6000) \
-	X(cuMemGetAddressRange, 3020) \
-	X(cuMemGetAllocationGranularity, 10020) \
-	X(cuMemCreate, 10020) \
-	X(cuMemRelease, 10020) \
-	X(cuMemAddressReserve, 10020) \
-	X(cuMemAddressFree, 10020) \
-	X(cuMemMap, 10020) \
-	X(cuMemUnmap, 10020) \
-	X(cuMemSetAccess, 10020) \
-	X(cuMemRetainAllocationHandle, 11000) \
-	X(cuMemExportToShareableHandle, 10020) \
-	X(cuMemGetAllocationPropertiesFromHandle, 10020) \
-	X(cuMemGetHandleForAddressRange, 11070) \
-	X(cuMemcpyHtoD, 3020) \
-	X(cuMemcpyDtoH, 3020) \
-	X(cuMemcpyDtoD, 3020) \
-	X(cuMemsetD8, 3020) \
-	X(cuMemsetD32, 3020)
+	X(cuCtxGetDevice, 2000)
 
 static const struct {
 	const char *name;
@@ -70,7 +34,9 @@ static const struct {
 	void *pfn;
 } entries[] = {
 #define SIM_ENTRY(name, version) { #name, version, (void *)name },
-	SIM_ENTRY_POINTS(SIM_ENTRY)
+	GDR_CUDA_ENTRY_POINTS(SIM_ENTRY)
+	TESTCUDA_ENTRY_POINTS(SIM_ENTRY)
+	SIM_OWN_ENTRY_POINTS(SIM_ENTRY)
 #undef SIM_ENTRY
 	/* cuCtxSynchronize and cuCtxGetDevice took a context argument in CUDA 13.0. */
 	{ "cuCtxSynchronize", 13000, (void *)cuCtxSynchronize_v2 },

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * POWER (ppc64le, no flag: no SIMD, as GDRCopy): unrolled 4-byte stores and 8-byte loads on
- * the aligned middle of the range, the generic routine at the ends.
+ * Plain scalar loops (ppc64le, no flag: no SIMD, as GDRCopy): unrolled 4-byte stores and 8-byte
+ * loads on the aligned middle of the range, the generic routine at the ends. Called "power"
+ * before: nothing in it is specific to POWER but where it is chosen.
  */
 #include "arch/generic/copy_generic.h"
 #include "copy_impl.h"
@@ -21,7 +22,7 @@ static inline void load8(uint8_t *d, const uint8_t *s)
 	memcpy(d, &v, 8);
 }
 
-void gdr_copy_store_power(void *dst, const void *src, size_t n)
+void gdr_copy_store_scalar(void *dst, const void *src, size_t n)
 {
 	uint8_t *d = dst;
 	const uint8_t *s = src;
@@ -39,7 +40,7 @@ void gdr_copy_store_power(void *dst, const void *src, size_t n)
 	gdr_generic_store(d, s, n);
 }
 
-void gdr_copy_load_power(void *dst, const void *src, size_t n)
+void gdr_copy_load_scalar(void *dst, const void *src, size_t n)
 {
 	uint8_t *d = dst;
 	const uint8_t *s = src;

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/* What several backends do alike, written once (see backend.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "gdr.h"
+#include "log.h"
+
+int gdr_backend_info_from_memh(struct gdr *g, struct gdr_memh *mh, gdr_info_v2_t *info)
+{
+	(void)g;
+	info->va = mh->va;
+	info->mapped_size = mh->mapped_size;
+	info->page_size = mh->page_size;
+	info->mapping_type = mh->mapping_type;
+	info->mapped = mh->mapping_type != GDR_MAPPING_TYPE_NONE;
+	info->wc_mapping = mh->mapping_type == GDR_MAPPING_TYPE_WC;
+	return 0;
+}
+
+int gdr_backend_persistent_callback_flag(struct gdr *g, struct gdr_memh *mh, int *flag)
+{
+	(void)g, (void)mh;
+	*flag = 0;
+	return 0;
+}
+
+int gdr_backend_no_module_version(struct gdr *g, int *major, int *minor)
+{
+	(void)g;
+	*major = 2;
+	*minor = 6;
+	return 0;
+}
+
+void gdr_backend_forget_pin_priv(struct gdr *g, struct gdr_memh *mh)
+{
+	(void)g;
+	free(mh->backend_priv);
+	mh->backend_priv = NULL;
+}
+
+void gdr_backend_forget_priv(struct gdr *g)
+{
+	free(g->backend_priv);
+	g->backend_priv = NULL;
+}
+
+static uint64_t align_down(uint64_t v, uint64_t to)
+{
+	return v & ~(to - 1);
+}
+
+static uint64_t align_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) & ~(to - 1);
+}
+
+void gdr_backend_set_pin_range(const struct gdr *g, struct gdr_memh *mh, uint64_t addr,
+			       uint64_t size, uint64_t base, uint64_t len)
+{
+	uint64_t hp = g->host_page_size;
+	uint64_t gp = hp > GPU_PAGE_SIZE ? hp : GPU_PAGE_SIZE;
+	uint64_t last = addr + size;
+	uint64_t start = align_down(addr, gp), end = align_up(last, gp);
+	uint64_t lo = align_down(base, hp), hi = align_up(base + len, hp);
+
+	if (start < lo)
+		start = lo;
+	if (end > hi)
+		end = hi > align_up(last, hp) ? hi : align_up(last, hp);
+	mh->va = start;
+	mh->mapped_size = end - start;
+	mh->page_size = start % GPU_PAGE_SIZE ? (uint32_t)hp : GPU_PAGE_SIZE;
+}
+
+size_t gdr_backend_map_length(const struct gdr *g, size_t size)
+{
+	return align_up(size, g->host_page_size);
+}
+
+void gdr_backend_keep_from_fork(void *va, size_t len)
+{
+	if (madvise(va, len, MADV_DONTFORK))
+		gdr_warn("madvise(MADV_DONTFORK) of the mapping at %p failed (%s): fork children "
+			 "will inherit it", va, strerror(errno));
+}
+
+int gdr_backend_check_fds(const char *held)
+{
+	int fd = open("/", O_PATH | O_CLOEXEC);
+	struct rlimit rl;
+	int err;
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	err = errno;
+	if (err == EMFILE) {
+		if (getrlimit(RLIMIT_NOFILE, &rl))
+			rl.rlim_cur = RLIM_INFINITY;
+		gdr_err("gdr_pin_buffer: out of file descriptors (RLIMIT_NOFILE %llu): %s; raise the "
+			"limit (ulimit -n, setrlimit) or pin fewer buffers",
+			(unsigned long long)rl.rlim_cur, held);
+		return EMFILE;
+	}
+	if (err == ENFILE) {
+		gdr_err("gdr_pin_buffer: the system's file table is full (ENFILE): %s; raise "
+			"fs.file-max", held);
+		return ENFILE;
+	}
+	return 0;
+}

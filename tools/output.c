@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* The tools' errors and output: one line per failure, human lines that --csv and sweeps silence. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+int tool_csv;
+
+static void vline(FILE *f, const char *kind, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (tool_sweep_fd >= 0) {
+		tool_sweep_line("%s %s", kind, msg);
+		return;
+	}
+	fprintf(f, "%s: %s%s\n", program_invocation_short_name,
+		strcmp(kind, "warn") ? "" : "warning: ", msg);
+}
+
+void tool_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	va_start(ap, fmt);
+	vline(stderr, "error", fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void tool_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	va_start(ap, fmt);
+	vline(stderr, "warn", fmt, ap);
+	va_end(ap);
+}
+
+void tool_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (tool_csv || tool_sweep_fd >= 0)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
