@@ -135,7 +135,8 @@ vm-build-6.12: kbuild-prepare $(VM_TESTS) $(VMCTL) $(LIB_SHARED) $(VM_SANITY) \
 		eval "$$(cat $(VM_612_ENV))" && \
 		$(VM_612_MAKE) VM_KDIR="$$kdir" VM_KERNEL="$$vmlinuz" VM_KVER="$$release" vm-build; \
 	fi
-CHECK_TESTS += $(foreach f,$(VM_FLAVORS),$(VM_DIR)/6.12/vm-tier-$(f))
+VM_TIERS_612 := $(foreach f,$(VM_FLAVORS),$(VM_DIR)/6.12/vm-tier-$(f))
+CHECK_TESTS += $(VM_TIERS_612)
 endif
 CHECK_DEBS += qemu-system-x86 busybox-static linux-image-amd64 linux-headers-amd64 cpio kmod
 
