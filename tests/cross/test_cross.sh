@@ -15,25 +15,14 @@ ppc64le) triplet=powerpc64le-linux-gnu qemu=qemu-ppc64le-static deb_arch=ppc64el
 esac
 out=$build/cross/$arch
 sysroot=/usr/$triplet
-results=${GDR_TEST_RESULTS:-/dev/null}
-failed=0
-
-result() { # verdict case detail
-	echo "$1 $2 ${3:-}" >>"$results"
-	echo "$1 $arch/$2 ${3:-}"
-	[ "$1" = fail ] && failed=1
-	return 0
-}
+. "$src/tests/harness/harness.sh"
 
 missing=
 for tool in "$triplet-gcc" "$triplet-g++" "$qemu"; do
 	command -v "$tool" >/dev/null || missing="$missing $tool"
 done
 [ -d "$sysroot/lib" ] || missing="$missing $sysroot"
-if [ -n "$missing" ]; then
-	echo "no cross toolchain for $arch:$missing (make deps installs it)"
-	exit 77
-fi
+[ -z "$missing" ] || skip_test "no cross toolchain for $arch:$missing (make deps installs it)"
 
 # A clean make: nothing of the make check that runs this (CC=clang, BUILD=...) may leak in.
 unset MAKEFLAGS MFLAGS MAKELEVEL
@@ -45,8 +34,7 @@ xmake() {
 log=$out.build.log
 mkdir -p "$out"
 if ! units=$(xmake -s cross-unit-tests 2>"$log") || ! tools=$(xmake -s cross-tools 2>>"$log") ||
-	! sim_cuda=$(xmake -s cross-sim-cuda 2>>"$log") ||
-	! not_here=$(xmake -s cross-skip-tests 2>>"$log"); then
+	! sim_cuda=$(xmake -s cross-sim-cuda 2>>"$log"); then
 	result fail build "cannot list what to build: $(tail -n 1 "$log")"
 	exit 1
 fi
@@ -108,11 +96,7 @@ run_one() { # name program
 }
 
 for prog in $units; do
-	name=$(basename "$prog")
-	case " $not_here " in
-	*" $name "*) result skip "$name" "runs the tools on the simulated GPU, which needs a Vulkan driver for $arch (see tests/cross/cross.mk)" ;;
-	*) run_one "$name" "$prog" ;;
-	esac
+	run_one "$(basename "$prog")" "$prog"
 done
 
 # gdrcopy_info needs no GPU and no CUDA.
@@ -133,4 +117,4 @@ case $rc in
 *) result fail gdrdrv.ko "$detail"; tail -n 20 "$out/module.log" ;;
 esac
 
-exit "$failed"
+test_exit

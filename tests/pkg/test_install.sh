@@ -8,17 +8,9 @@ set -u
 src=$1 build=$2 cuda=$3
 version=$(awk '/^#define GDR_API_(MAJOR|MINOR)_VERSION/ {v = v sep $3; sep = "."} END {print v}' \
 	"$src/include/gdrapi.h")
-results=${GDR_TEST_RESULTS:-/dev/null}
-failed=0
+. "$src/tests/harness/harness.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-
-result() { # verdict case detail
-	echo "$1 $2 ${3:-}" >>"$results"
-	echo "$1 $2 ${3:-}"
-	[ "$1" = fail ] && failed=1
-	return 0
-}
 
 # A clean make: nothing of the make check that runs this (CC=clang, BUILD=...) may leak in.
 unset MAKEFLAGS MFLAGS MAKELEVEL
@@ -105,4 +97,4 @@ elif mk BUILD="$fresh" KDIR="/lib/modules/$kver/build" DESTDIR="$tmp/drv" driver
 else
 	result fail drv_install "$(grep -m 1 -iE 'error|\*\*\*' "$tmp/drv.log")"
 fi
-exit "$failed"
+test_exit

@@ -19,7 +19,7 @@
 #include "copy.h"
 #include "copy_impl.h"
 #include "cpu.h"
-#include "test_copy_util.h"
+#include "harness.h"
 
 #define NTHREADS 16
 
@@ -120,43 +120,33 @@ static void child_race(void)
 	read_table();
 }
 
-/* Run fn in a fresh child with GDRCOPY_COPY_IMPL=impl (NULL: unset) and logging at INFO. */
+static int child_entry(void *fn)
+{
+	((void (*)(void))fn)();
+	return TEST_PASS;
+}
+
+/*
+ * Run fn in a fresh child with GDRCOPY_COPY_IMPL=impl (NULL: unset) and logging at INFO; its
+ * log in out->err. 0 when it ran to its end.
+ */
 static int run_child(const char *impl, void (*fn)(void))
 {
-	int pipefd[2], status;
-	size_t got = 0;
-	ssize_t n;
-	pid_t pid;
+	const char *const env[] = {
+		"GDRCOPY_ENABLE_LOGGING", "1",
+		"GDRCOPY_LOG_LEVEL", "2",
+		"GDRCOPY_COPY_IMPL", impl,
+		NULL,
+	};
+	const struct test_child child = {
+		.env = env,
+		.output = out->err,
+		.output_len = sizeof(out->err),
+		.quick_exit = true,
+	};
 
 	memset(out, 0, sizeof(*out));
-	if (pipe(pipefd))
-		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		close(pipefd[0]);
-		dup2(pipefd[1], 2);
-		setenv("GDRCOPY_ENABLE_LOGGING", "1", 1);
-		setenv("GDRCOPY_LOG_LEVEL", "2", 1);
-		if (impl)
-			setenv("GDRCOPY_COPY_IMPL", impl, 1);
-		else
-			unsetenv("GDRCOPY_COPY_IMPL");
-		fn();
-		fflush(stderr);
-		_exit(0);
-	}
-	close(pipefd[1]);
-	while (got < sizeof(out->err) - 1 &&
-	       (n = read(pipefd[0], out->err + got, sizeof(out->err) - 1 - got)) > 0)
-		got += n;
-	out->err[got] = '\0';
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
-		return -1;
-	return 0;
+	return test_child_run(&child, child_entry, (void *)fn);
 }
 
 static int count_lines(const char *text, const char *needle)
@@ -641,5 +631,5 @@ int main(void)
 	test_fences();
 	test_impl_for();
 	munmap(out, sizeof(*out));
-	return test_failures ? 1 : 0;
+	return test_status();
 }

@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_vmm.h"
 #include "fork_check.h"
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
+#include "harness.h"
 #include "info_v1.h"
-#include "proc_usage.h"
 #include "simcuda.h"
-#include "simtest.h"
 
 #define MiB (1UL << 20)
 
@@ -33,7 +33,7 @@ struct leak_mark {
 static void mark(struct leak_mark *m)
 {
 	simcuda_get_counters(&m->c);
-	m->fds = simtest_fd_count();
+	m->fds = test_fd_count();
 }
 
 static int check_no_leak(const struct leak_mark *m)
@@ -62,13 +62,13 @@ static int pin_map(unsigned long addr, size_t size, gdr_mh_t *mh, void **base, u
 	int ret = gdr_pin_buffer_v2(g, addr, size, 0, mh);
 
 	if (ret)
-		return simtest_why("gdr_pin_buffer_v2(0x%lx, %zu) = %d", addr, size, ret);
+		return test_fail("gdr_pin_buffer_v2(0x%lx, %zu) = %d", addr, size, ret);
 	ret = gdr_get_info(g, *mh, &info);
 	if (ret)
-		return simtest_why("gdr_get_info = %d", ret);
+		return test_fail("gdr_get_info = %d", ret);
 	ret = gdr_map(g, *mh, base, info.mapped_size);
 	if (ret)
-		return simtest_why("gdr_map(%llu) = %d", (unsigned long long)info.mapped_size, ret);
+		return test_fail("gdr_map(%llu) = %d", (unsigned long long)info.mapped_size, ret);
 	*map = (uint8_t *)*base + (addr - info.va);
 	return 0;
 }
@@ -100,13 +100,13 @@ static int case_open(void)
 	 * cases below compare steady states.
 	 */
 	{
-		struct simtest_vmm m;
+		struct test_vmm m;
 		gdr_mh_t mh;
 
-		CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+		CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 		CHECK_EQ(gdr_pin_buffer(g, m.ptr, 65536, 0, 0, &mh), 0);
 		CHECK_EQ(gdr_unpin_buffer(g, mh), 0);
-		simtest_vmm_free(&m);
+		test_vmm_free(&m);
 	}
 	return 0;
 }
@@ -130,7 +130,7 @@ static int case_pin_info(void)
 {
 	/* v1 gdr_get_info, as binaries built against GDRCopy <= 2.3 call it. */
 	int (*get_info_v1)(gdr_t, gdr_mh_t, gdr_info_v1_t *);
-	struct simtest_vmm m;
+	struct test_vmm m;
 	struct leak_mark lm;
 	gdr_info_t info;
 	gdr_info_v1_t v1;
@@ -139,7 +139,7 @@ static int case_pin_info(void)
 	int flag = -1;
 
 	mark(&lm);
-	CHECK_CU(simtest_vmm_alloc(&m, 4 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 4 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	/* From inside a GPU page to inside another: the pin covers both pages whole. */
 	CHECK_EQ(gdr_pin_buffer(g, m.ptr + 65536 + 100, 70000, 0, 0, &mh), 0);
 	CHECK_EQ(gdr_get_info_v2(g, mh, &info), 0);
@@ -174,7 +174,7 @@ static int case_pin_info(void)
 	CHECK_EQ(info.va, m.ptr + m.size - 65536);
 	CHECK_EQ(info.mapped_size, 65536);
 	CHECK_EQ(gdr_unpin_buffer(g, mh), 0);
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	return check_no_leak(&lm);
 }
 
@@ -187,13 +187,13 @@ static int case_copy_sizes_offsets(void)
 	static const size_t offsets[] = { 0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 129, 4093,
 					  65535 };
 	const size_t region = 512 * 1024;
-	struct simtest_vmm m;
+	struct test_vmm m;
 	uint8_t *src, *dst, *map;
 	gdr_mh_t mh;
 	void *base;
 	int ret = 0;
 
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	src = malloc(region);
 	dst = malloc(region);
 	CHECK(src && dst);
@@ -204,15 +204,15 @@ static int case_copy_sizes_offsets(void)
 			uint8_t *dev = (uint8_t *)(uintptr_t)m.ptr;
 
 			/* To the mapping: exactly [off, off + n) changes in device memory. */
-			CHECK_CU(cuMemsetD8(m.ptr, 0xa5, region));
+			CHECK_EQ(cuMemsetD8(m.ptr, 0xa5, region), CUDA_SUCCESS);
 			fill_pattern(src, n, (unsigned)(si * 31 + oi));
 			CHECK_EQ(gdr_copy_to_mapping(mh, map + off, src, n), 0);
-			CHECK_CU(cuMemcpyDtoH(dst, m.ptr, region));
+			CHECK_EQ(cuMemcpyDtoH(dst, m.ptr, region), CUDA_SUCCESS);
 			for (size_t i = 0; i < off + n + 64 && i < region; i++) {
 				uint8_t want = i >= off && i < off + n ? src[i - off] : 0xa5;
 
 				if (dst[i] != want || dev[i] != want) {
-					ret = simtest_why("to_mapping n=%zu off=%zu: byte %zu is "
+					ret = test_fail("to_mapping n=%zu off=%zu: byte %zu is "
 							  "0x%02x/0x%02x, want 0x%02x", n, off, i,
 							  dst[i], dev[i], want);
 					break;
@@ -220,14 +220,14 @@ static int case_copy_sizes_offsets(void)
 			}
 			/* From the mapping: what cuMemcpyHtoD wrote, nothing around it touched. */
 			fill_pattern(src, off + n, (unsigned)(si * 17 + oi + 1));
-			CHECK_CU(cuMemcpyHtoD(m.ptr, src, off + n));
+			CHECK_EQ(cuMemcpyHtoD(m.ptr, src, off + n), CUDA_SUCCESS);
 			memset(dst, 0x5a, n + 128);
 			CHECK_EQ(gdr_copy_from_mapping(mh, dst + 64, map + off, n), 0);
 			for (size_t i = 0; i < n + 128 && !ret; i++) {
 				uint8_t want = i >= 64 && i < 64 + n ? src[off + i - 64] : 0x5a;
 
 				if (dst[i] != want)
-					ret = simtest_why("from_mapping n=%zu off=%zu: byte %zu is "
+					ret = test_fail("from_mapping n=%zu off=%zu: byte %zu is "
 							  "0x%02x, want 0x%02x", n, off, i, dst[i],
 							  want);
 			}
@@ -236,20 +236,20 @@ static int case_copy_sizes_offsets(void)
 	CHECK(unmap_unpin(mh, base) == 0);
 	free(src);
 	free(dst);
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	return ret;
 }
 
 /* Plain stores through the mapping and through the device pointer see each other. */
 static int case_coherent_direct(void)
 {
-	struct simtest_vmm m;
+	struct test_vmm m;
 	volatile uint64_t *map, *dev;
 	gdr_mh_t mh;
 	void *base;
 	uint8_t *p;
 
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	CHECK(pin_map(m.ptr, m.size, &mh, &base, &p) == 0);
 	map = (volatile uint64_t *)p;
 	dev = (volatile uint64_t *)(uintptr_t)m.ptr;
@@ -260,7 +260,7 @@ static int case_coherent_direct(void)
 		CHECK_EQ(map[i], ~(uint64_t)i);
 	}
 	CHECK(unmap_unpin(mh, base) == 0);
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	return 0;
 }
 
@@ -268,7 +268,7 @@ static int case_coherent_direct(void)
 static int case_many_buffers(void)
 {
 	enum { N = 8 };
-	struct simtest_vmm m[N];
+	struct test_vmm m[N];
 	gdr_mh_t mh[N], twin;
 	void *base[N], *twin_base;
 	uint8_t *map[N], *twin_map;
@@ -276,8 +276,8 @@ static int case_many_buffers(void)
 
 	mark(&lm);
 	for (int i = 0; i < N; i++) {
-		CHECK_CU(simtest_vmm_alloc(&m[i], 2 * MiB, 0,
-					   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+		CHECK_EQ(test_vmm_alloc(&m[i], 2 * MiB, 0,
+					   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 		CHECK(pin_map(m[i].ptr + (size_t)i * 4096, 100000, &mh[i], &base[i], &map[i]) == 0);
 	}
 	for (int i = 0; i < N; i++)
@@ -298,7 +298,7 @@ static int case_many_buffers(void)
 	for (int i = 0; i < N; i += 2)
 		CHECK_EQ(gdr_unpin_buffer(g, mh[i]), 0);
 	for (int i = 0; i < N; i++)
-		simtest_vmm_free(&m[i]);
+		test_vmm_free(&m[i]);
 	return check_no_leak(&lm);
 }
 
@@ -306,16 +306,16 @@ static int case_many_buffers(void)
 static int case_free_while_pinned(void)
 {
 	struct simcuda_counters c0, c1, c2;
-	struct simtest_vmm m;
+	struct test_vmm m;
 	gdr_mh_t mh;
 	void *base;
 	uint8_t *map;
 
 	simcuda_get_counters(&c0);
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	CHECK(pin_map(m.ptr, 65536, &mh, &base, &map) == 0);
 	memset(map, 0x42, 65536);
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	simcuda_get_counters(&c1);
 	CHECK_EQ(c1.allocations, c0.allocations + 1);
 	CHECK_EQ(map[0], 0x42);
@@ -351,12 +351,12 @@ static int case_segments(void)
 	uint8_t *map;
 
 	mark(&lm);
-	CHECK_CU(cuMemAddressReserve(&va, 6 * MiB, 0, 0, 0));
+	CHECK_EQ(cuMemAddressReserve(&va, 6 * MiB, 0, 0, 0), CUDA_SUCCESS);
 	for (int i = 0; i < 2; i++) {
-		CHECK_CU(cuMemCreate(&h[i], 2 * MiB, &prop, 0));
-		CHECK_CU(cuMemMap(va + (size_t)i * 2 * MiB, 2 * MiB, 0, h[i], 0));
+		CHECK_EQ(cuMemCreate(&h[i], 2 * MiB, &prop, 0), CUDA_SUCCESS);
+		CHECK_EQ(cuMemMap(va + (size_t)i * 2 * MiB, 2 * MiB, 0, h[i], 0), CUDA_SUCCESS);
 	}
-	CHECK_CU(cuMemSetAccess(va, 4 * MiB, &access, 1));
+	CHECK_EQ(cuMemSetAccess(va, 4 * MiB, &access, 1), CUDA_SUCCESS);
 	if (pin_map(va + 2 * MiB + 65536 + 5, 1000, &mh, &base, &map))
 		return 1;
 	CHECK_EQ(gdr_get_info(g, mh, &info), 0);
@@ -366,10 +366,10 @@ static int case_segments(void)
 	CHECK(unmap_unpin(mh, base) == 0);
 	CHECK_EQ(gdr_pin_buffer_v2(g, va + 2 * MiB - 4096, 8192, 0, &mh), EINVAL);
 	for (int i = 0; i < 2; i++) {
-		CHECK_CU(cuMemUnmap(va + (size_t)i * 2 * MiB, 2 * MiB));
-		CHECK_CU(cuMemRelease(h[i]));
+		CHECK_EQ(cuMemUnmap(va + (size_t)i * 2 * MiB, 2 * MiB), CUDA_SUCCESS);
+		CHECK_EQ(cuMemRelease(h[i]), CUDA_SUCCESS);
 	}
-	CHECK_CU(cuMemAddressFree(va, 6 * MiB));
+	CHECK_EQ(cuMemAddressFree(va, 6 * MiB), CUDA_SUCCESS);
 	return check_no_leak(&lm);
 }
 
@@ -381,22 +381,22 @@ static int expect_pin_error(unsigned long addr, size_t size, uint32_t flags, int
 	gdr_mh_t mh = { 0 };
 	int ret;
 
-	simtest_capture_begin();
+	test_capture_begin();
 	ret = gdr_pin_buffer_v2(g, addr, size, flags, &mh);
-	log = simtest_capture_end();
+	log = test_capture_end();
 	if (ret != want)
-		return simtest_why("pin 0x%lx+%zu flags %u = %d, want %d", addr, size, flags, ret,
+		return test_fail("pin 0x%lx+%zu flags %u = %d, want %d", addr, size, flags, ret,
 				   want);
 	if (log_part && !strstr(log, log_part))
-		return simtest_why("pin 0x%lx: log lacks \"%s\": %s", addr, log_part, log);
+		return test_fail("pin 0x%lx: log lacks \"%s\": %s", addr, log_part, log);
 	if (log_part && !strstr(log, "ERR:"))
-		return simtest_why("pin 0x%lx: no ERR line: %s", addr, log);
+		return test_fail("pin 0x%lx: no ERR line: %s", addr, log);
 	return 0;
 }
 
 static int case_refusals(void)
 {
-	struct simtest_vmm vmm, nofd;
+	struct test_vmm vmm, nofd;
 	CUdeviceptr dptr, managed;
 	struct leak_mark lm;
 	gdr_mh_t mh;
@@ -405,11 +405,11 @@ static int case_refusals(void)
 	int ret = 0;
 
 	mark(&lm);
-	CHECK_CU(simtest_vmm_alloc(&vmm, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-	CHECK_CU(simtest_vmm_alloc(&nofd, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_NONE));
-	CHECK_CU(cuMemAlloc(&dptr, 1 * MiB));
-	CHECK_CU(cuMemAllocHost(&host, 65536));
-	CHECK_CU(cuMemAllocManaged(&managed, 65536, CU_MEM_ATTACH_GLOBAL));
+	CHECK_EQ(test_vmm_alloc(&vmm, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
+	CHECK_EQ(test_vmm_alloc(&nofd, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_NONE), CUDA_SUCCESS);
+	CHECK_EQ(cuMemAlloc(&dptr, 1 * MiB), CUDA_SUCCESS);
+	CHECK_EQ(cuMemAllocHost(&host, 65536), CUDA_SUCCESS);
+	CHECK_EQ(cuMemAllocManaged(&managed, 65536, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
 
 	ret = ret ? ret : expect_pin_error(dptr, 65536, 0, ENOTSUP,
 					   "requestedHandleTypes = "
@@ -435,28 +435,28 @@ static int case_refusals(void)
 	CHECK_EQ(gdr_pin_buffer(g, vmm.ptr, 65536, 0, 0, &mh), 0);
 	CHECK_EQ(gdr_unpin_buffer(g, mh), 0);
 
-	CHECK_CU(cuMemFree(dptr));
-	CHECK_CU(cuMemFreeHost(host));
-	CHECK_CU(cuMemFree(managed));
-	simtest_vmm_free(&vmm);
-	simtest_vmm_free(&nofd);
+	CHECK_EQ(cuMemFree(dptr), CUDA_SUCCESS);
+	CHECK_EQ(cuMemFreeHost(host), CUDA_SUCCESS);
+	CHECK_EQ(cuMemFree(managed), CUDA_SUCCESS);
+	test_vmm_free(&vmm);
+	test_vmm_free(&nofd);
 	return check_no_leak(&lm);
 }
 
 static int case_map_errors(void)
 {
-	struct simtest_vmm m;
+	struct test_vmm m;
 	gdr_info_t info;
 	gdr_mh_t mh;
 	void *va, *va2;
 	const char *log;
 
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	CHECK_EQ(gdr_pin_buffer_v2(g, m.ptr, 65536, 0, &mh), 0);
-	simtest_capture_begin();
+	test_capture_begin();
 	CHECK_EQ(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_CACHE_MAPPING), EINVAL);
 	CHECK_EQ(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_DEVICE_MAPPING), EINVAL);
-	log = simtest_capture_end();
+	log = test_capture_end();
 	CHECK(strstr(log, "write-combined") != NULL);
 	CHECK_EQ(gdr_map_v2(g, mh, &va, 65536, 4), EINVAL);
 	CHECK_EQ(gdr_map_v2(g, mh, &va, 65537, GDR_MAP_FLAG_DEFAULT), EINVAL);
@@ -474,36 +474,35 @@ static int case_map_errors(void)
 	CHECK_EQ(gdr_map(g, mh, &va, 65536), 0);
 	CHECK_EQ(gdr_unpin_buffer(g, mh), 0);
 	CHECK_EQ(gdr_unpin_buffer(g, mh), EINVAL);
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	return 0;
 }
 
 /* A second device without a Vulkan twin (GDRCOPY_SIM_CUDA_DEVICES=2 set in main). */
 static int case_unmatched_device(void)
 {
-	struct simtest_vmm m;
+	struct test_vmm m;
 	int count = 0;
 	int ret;
 
-	CHECK_CU(cuDeviceGetCount(&count));
+	CHECK_EQ(cuDeviceGetCount(&count), CUDA_SUCCESS);
 	if (count < 2) {
-		simtest_why("the simulator has one device");
-		return 77;
+		return test_skip("the simulator has one device");
 	}
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 1, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 1, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	ret = expect_pin_error(m.ptr, 65536, 0, ENOTSUP,
 			       "no Vulkan device matches CUDA device 1 (UUID GPU-");
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	return ret;
 }
 
 static int case_cycles_no_leak(void)
 {
-	struct simtest_vmm m;
+	struct test_vmm m;
 	struct leak_mark lm;
 	uint64_t v = 0;
 
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	mark(&lm);
 	for (int i = 0; i < 10000; i++) {
 		gdr_mh_t mh;
@@ -519,14 +518,14 @@ static int case_cycles_no_leak(void)
 			 (uint64_t)i);
 	}
 	CHECK(check_no_leak(&lm) == 0);
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	return 0;
 }
 
 /* The calling thread's CUDA context is left as it was, whether one was current or not. */
 static void *no_context_thread(void *arg)
 {
-	const struct simtest_vmm *m = arg;
+	const struct test_vmm *m = arg;
 	CUcontext ctx = (CUcontext)1;
 	gdr_mh_t mh;
 	void *va;
@@ -547,32 +546,32 @@ static void *no_context_thread(void *arg)
 static int case_context_restored(void)
 {
 	struct simcuda_counters c0, c1;
-	struct simtest_vmm m;
+	struct test_vmm m;
 	CUcontext before, after;
 	pthread_t t;
 	void *ret;
 	gdr_mh_t mh;
 
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	simcuda_get_counters(&c0);
 	CHECK_EQ(pthread_create(&t, NULL, no_context_thread, &m), 0);
 	CHECK_EQ(pthread_join(t, &ret), 0);
 	CHECK_EQ((intptr_t)ret, 0);
 	simcuda_get_counters(&c1);
 	CHECK_EQ(c1.primary_ctx_refs, c0.primary_ctx_refs);
-	CHECK_CU(cuCtxGetCurrent(&before));
+	CHECK_EQ(cuCtxGetCurrent(&before), CUDA_SUCCESS);
 	CHECK(before != NULL);
 	CHECK_EQ(gdr_pin_buffer_v2(g, m.ptr, 65536, 0, &mh), 0);
 	CHECK_EQ(gdr_unpin_buffer(g, mh), 0);
-	CHECK_CU(cuCtxGetCurrent(&after));
+	CHECK_EQ(cuCtxGetCurrent(&after), CUDA_SUCCESS);
 	CHECK(after == before);
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	return 0;
 }
 
 struct worker {
 	int id;
-	struct simtest_vmm *m;
+	struct test_vmm *m;
 	int ret;
 	char why[256];
 };
@@ -614,10 +613,10 @@ static int case_threads(void)
 	enum { T = 4 };
 	struct worker w[T];
 	pthread_t t[T];
-	struct simtest_vmm m;
+	struct test_vmm m;
 	struct leak_mark lm;
 
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	mark(&lm);
 	for (int i = 0; i < T; i++) {
 		w[i] = (struct worker){ .id = i, .m = &m };
@@ -627,68 +626,57 @@ static int case_threads(void)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < T; i++)
 		if (w[i].ret)
-			return simtest_why("thread %d: %s", i, w[i].why);
+			return test_fail("thread %d: %s", i, w[i].why);
 	CHECK(check_no_leak(&lm) == 0);
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	return 0;
 }
 
 /* In the fork child: a gdr_t of its own pins, maps and copies. */
-static int child_own_gdr(char *why, size_t len)
+static int child_own_gdr(void)
 {
-	struct simtest_vmm m;
+	struct test_vmm m;
 	gdr_mh_t mh;
 	void *base;
 	uint8_t *map;
 	gdr_t own;
-	int ret = 0;
 
-	if (simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
-		snprintf(why, len, "the child's cuMemCreate failed");
-		return 1;
-	}
+	CHECK(!test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+	      "the child's cuMemCreate failed");
 	own = gdr_open();
-	if (!own) {
-		snprintf(why, len, "gdr_open in the child failed");
-		return 1;
-	}
+	CHECK(own, "gdr_open in the child failed");
 	g = own;
-	if (pin_map(m.ptr + 65536, 100, &mh, &base, &map) ||
-	    gdr_copy_to_mapping(mh, map, "child", 5) ||
-	    memcmp((const void *)(uintptr_t)(m.ptr + 65536), "child", 5) ||
-	    unmap_unpin(mh, base) || gdr_close(own)) {
-		snprintf(why, len, "the child's own gdr_t does not work");
-		ret = 1;
-	}
-	simtest_vmm_free(&m);
-	return ret;
+	CHECK(!pin_map(m.ptr + 65536, 100, &mh, &base, &map) &&
+	      !gdr_copy_to_mapping(mh, map, "child", 5) &&
+	      !memcmp((const void *)(uintptr_t)(m.ptr + 65536), "child", 5) &&
+	      !unmap_unpin(mh, base) && !gdr_close(own), "the child's own gdr_t does not work");
+	test_vmm_free(&m);
+	return TEST_PASS;
 }
 
 /* A fork child can use nothing of the parent's gdr_t, touches nothing of it, and opens its own. */
 static int case_fork(void)
 {
-	struct simtest_vmm m;
+	struct test_vmm m;
 	struct fork_check fc;
 	uint8_t *dev, *map, fill[4096];
-	char why[512];
 	gdr_mh_t mh;
 	void *base;
 
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	dev = (uint8_t *)(uintptr_t)m.ptr;
 	CHECK(pin_map(m.ptr, 65536, &mh, &base, &map) == 0);
 	memset(fill, 0x11, sizeof(fill));
 	CHECK_EQ(gdr_copy_to_mapping(mh, map, fill, sizeof(fill)), 0);
 	fc = (struct fork_check){ .g = g, .mh = mh, .map = base, .map_size = 65536,
 				  .pin_addr = m.ptr, .child_own = child_own_gdr };
-	if (fork_check_run(&fc, why, sizeof(why)))
-		return simtest_why("fork child: %s", why);
+	CHECK(fork_check_run(&fc) == TEST_PASS, "fork child: %s", test_reason());
 	/* The parent's pin, mapping and data are as they were. */
 	CHECK(!memcmp(dev, fill, sizeof(fill)));
 	CHECK_EQ(gdr_copy_to_mapping(mh, map, "parent", 6), 0);
 	CHECK(!memcmp(dev, "parent", 6));
 	CHECK(unmap_unpin(mh, base) == 0);
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	return 0;
 }
 
@@ -699,36 +687,36 @@ static int case_fork(void)
 static int case_open_close_cycles(void)
 {
 	enum { WARMUP = 50, CYCLES = 2000, RSS_SLACK_KIB = 1024 };
-	struct proc_usage before = { 0 }, after;
-	struct simtest_vmm m;
+	struct test_usage before = { 0 }, after;
+	struct test_vmm m;
 	gdr_t saved = g;
 	int ret = 0;
 
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	for (int i = 0; i < WARMUP + CYCLES && !ret; i++) {
 		gdr_mh_t mh;
 		void *va;
 
 		if (i == WARMUP)
-			proc_usage(&before);
+			test_usage(&before);
 		g = gdr_open();
 		if (!g || gdr_pin_buffer_v2(g, m.ptr, 65536, 0, &mh) || gdr_map(g, mh, &va, 65536))
-			ret = simtest_why("cycle %d: open, pin or map failed", i);
+			ret = test_fail("cycle %d: open, pin or map failed", i);
 		if (g && gdr_close(g))
-			ret = simtest_why("cycle %d: gdr_close failed", i);
+			ret = test_fail("cycle %d: gdr_close failed", i);
 	}
-	proc_usage(&after);
+	test_usage(&after);
 	g = saved;
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	if (ret)
 		return ret;
 	printf("%d cycles: fds %d -> %d, threads %d -> %d, RSS %ld -> %ld KiB\n", CYCLES,
 	       before.fds, after.fds, before.threads, after.threads, before.rss_kib,
 	       after.rss_kib);
 	CHECK_EQ(after.fds, before.fds);
-	if (proc_threads_meaningful())
+	if (test_threads_meaningful())
 		CHECK_EQ(after.threads, before.threads);
-	if (proc_rss_meaningful())
+	if (test_rss_meaningful())
 		CHECK(after.rss_kib - before.rss_kib <= RSS_SLACK_KIB);
 	return 0;
 }
@@ -736,12 +724,12 @@ static int case_open_close_cycles(void)
 /* gdr_close with buffers still pinned and mapped releases everything. */
 static int case_close_live(void)
 {
-	struct simtest_vmm m;
+	struct test_vmm m;
 	struct leak_mark lm;
 	gdr_mh_t mh[3];
 	void *va[3];
 
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	mark(&lm);
 	for (int i = 0; i < 3; i++)
 		CHECK_EQ(gdr_pin_buffer_v2(g, m.ptr + (size_t)i * 65536, 65536, 0, &mh[i]), 0);
@@ -755,7 +743,7 @@ static int case_close_live(void)
 	CHECK(g != NULL);
 	CHECK_EQ(gdr_pin_buffer_v2(g, m.ptr, 65536, 0, &mh[0]), 0);
 	CHECK_EQ(gdr_unpin_buffer(g, mh[0]), 0);
-	simtest_vmm_free(&m);
+	test_vmm_free(&m);
 	return 0;
 }
 
@@ -766,7 +754,7 @@ static int case_close(void)
 	return 0;
 }
 
-static const struct simtest_case cases[] = {
+static const struct test_case cases[] = {
 	{ "open", case_open },
 	{ "attributes", case_attributes },
 	{ "pin_info", case_pin_info },
@@ -790,15 +778,15 @@ static const struct simtest_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	const char *missing = simtest_lavapipe_missing();
+	const char *missing = test_lavapipe_missing();
 
 	if (missing) {
 		printf("%s\n", missing);
-		return 77;
+		return TEST_SKIP;
 	}
-	simtest_use_lavapipe();
+	test_use_lavapipe();
 	setenv("GDRCOPY_SIM_CUDA_DEVICES", "2", 1);
-	if (simtest_cuda_init()) {
+	if (test_cuda_init()) {
 		printf("simulated CUDA driver failed to start\n");
 		return 1;
 	}
@@ -806,5 +794,5 @@ int main(int argc, char **argv)
 		printf("the simulated CUDA driver could not get memory from lavapipe\n");
 		return 1;
 	}
-	return simtest_run(cases, argc, argv);
+	return test_run(cases, argc, argv);
 }

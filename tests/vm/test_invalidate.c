@@ -35,7 +35,7 @@ static int map_buf_flags(gdr_t g, uint64_t size, uint32_t flags, struct buf *b)
 	CHECK_OK(gdr_pin_buffer(g, b->a.va, size, 0, 0, &b->mh));
 	CHECK_OK(gdr_map(g, b->mh, &p, size));
 	b->map = p;
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int map_buf(gdr_t g, uint64_t size, struct buf *b)
@@ -50,7 +50,7 @@ static int fill_words(uint32_t *map, size_t words, uint32_t magic)
 	for (i = 0; i < words; i++)
 		CHECK(vm_try_write32(&map[i], magic + (uint32_t)i) == 0, "store to word %zu faulted",
 		      i);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_access_after_gdr_close(void)
@@ -73,7 +73,7 @@ static int case_access_after_gdr_close(void)
 	CHECK(sig == SIGBUS || sig == SIGSEGV, "a read after gdr_close returned %#x, no fault", v);
 	sig = vm_try_write32(&b.map[GPU_PAGE / 4 + 1], 1);
 	CHECK(sig == SIGBUS || sig == SIGSEGV, "a store after gdr_close did not fault");
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int access_after_free(uint32_t flags)
@@ -114,7 +114,7 @@ static int access_after_free(uint32_t flags)
 		CHECK(after.pins == before.pins - 1 &&
 		      after.backing_bytes == before.backing_bytes - 2 * GPU_PAGE,
 		      "unpin after the free did not release the pages: %s", vm_counts_str(&after));
-		return VM_PASS;
+		return TEST_PASS;
 	}
 	CHECK(sig == SIGBUS || sig == SIGSEGV, "a revoked mapping did not fault: reads %#x", v);
 	CHECK(flag == 1, "callback flag %d after the free", flag);
@@ -123,7 +123,7 @@ static int access_after_free(uint32_t flags)
 	CHECK_OK(gdr_unmap(g, b.mh, b.map, 2 * GPU_PAGE));
 	CHECK(gdr_map(g, b.mh, &p, 2 * GPU_PAGE) != 0, "a revoked pin mapped again");
 	CHECK_OK(gdr_unpin_buffer(g, b.mh));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_access_after_free(void)
@@ -168,16 +168,16 @@ static int case_two_mappings(void)
 	CHECK_OK(vm_sim_read(two.a.va + 2 * GPU_PAGE, &v, sizeof(v)));
 	CHECK(v == 77, "a store to the other buffer did not land");
 	CHECK_OK(gdr_close(g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* The child reports back in its exit status: 0 is the expected outcome. */
 static int child_status(pid_t pid, const char *what)
 {
-	int st = vm_wait(pid);
+	int st = test_wait(pid);
 
 	CHECK(st == 0, "child: %s (exit status %d)", what, st);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_fork_access_after_free(void)
@@ -198,7 +198,7 @@ static int case_fork_access_after_free(void)
 	CHECK_OK(vm_free(b.a.va));
 	CHECK(pipe(to_parent) == 0 && pipe(to_child) == 0, "pipe");
 
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		struct buf mine;
@@ -225,7 +225,7 @@ static int case_fork_access_after_free(void)
 		CHECK(sig == 0 && v == MAGIC_PARENT, "the persistent mapping lost the parent's data");
 	else
 		CHECK(sig != 0, "the revoked mapping did not fault");
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_fork_after_gdr_map(void)
@@ -242,7 +242,7 @@ static int case_fork_after_gdr_map(void)
 		ret = fill_words(b.map, 4, MAGIC_PARENT);
 	if (ret)
 		return ret;
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		/* VM_DONTCOPY: the child has nothing at that address. */
@@ -256,7 +256,7 @@ static int case_fork_after_gdr_map(void)
 	CHECK(vm_try_read32(&b.map[0], &v) == 0 && v == MAGIC_PARENT,
 	      "the parent's mapping broke after fork");
 	CHECK_OK(gdr_close(g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_fork_child_gdr_map_parent(void)
@@ -271,7 +271,7 @@ static int case_fork_child_gdr_map_parent(void)
 	CHECK(g, "gdr_open");
 	CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
 	CHECK_OK(gdr_pin_buffer(g, a.va, GPU_PAGE, 0, 0, &mh));
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		/* The parent's gdr_t, fd and handle, used from another process. */
@@ -283,7 +283,7 @@ static int case_fork_child_gdr_map_parent(void)
 	CHECK_OK(gdr_map(g, mh, &p, GPU_PAGE));
 	CHECK(vm_try_write32(p, 1) == 0, "the parent's mapping faulted");
 	CHECK_OK(gdr_close(g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* Every ioctl and mmap of an fd that another process opened: EACCES (0 here means that). */
@@ -312,12 +312,12 @@ static int foreign_fd_denied(int fd, uint64_t h, uint64_t va)
 		err = vm_ioctl(fd, calls[i].cmd, calls[i].arg);
 		if (err != EACCES) {
 			printf("FAIL: ioctl %#lx on a foreign fd: %s, want EACCES\n", calls[i].cmd,
-			       vm_strerror(err));
+			       test_strerror(err));
 			return 10 + i;
 		}
 	}
 	if (vm_raw_map(fd, h, GPU_PAGE, &err) || err != EACCES) {
-		printf("FAIL: mmap on a foreign fd: %s, want EACCES\n", vm_strerror(err));
+		printf("FAIL: mmap on a foreign fd: %s, want EACCES\n", test_strerror(err));
 		return 20;
 	}
 	return 0;
@@ -334,7 +334,7 @@ static int case_fork_child_ioctl_eacces(void)
 	CHECK(fd >= 0, "open");
 	CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
 	CHECK_OK(vm_raw_pin(fd, a.va, GPU_PAGE, 0, &h));
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0)
 		_exit(foreign_fd_denied(fd, h, a.va));
@@ -345,7 +345,7 @@ static int case_fork_child_ioctl_eacces(void)
 	map = vm_raw_map(fd, h, GPU_PAGE, &err);
 	CHECK(map, "mmap after the child's attempts: %s", strerror(err));
 	CHECK_OK(vm_raw_unpin(fd, h));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int send_fd(int sock, int fd, const void *data, size_t len)
@@ -395,7 +395,7 @@ static int unix_sock_case(int try_map)
 	pid_t pid;
 
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		struct nvp2p_sim_alloc mine;
@@ -430,7 +430,7 @@ static int unix_sock_case(int try_map)
 	if (ret)
 		return ret;
 	CHECK_OK(vm_raw_unpin(fd, info.h));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_unix_sock_shared_fd_gdr_pin_buffer(void)
@@ -458,7 +458,7 @@ static int case_fork_child_gdr_pin_parent_with_tokens(void)
 
 	CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
 	CHECK_OK(vm_sim_write(a.va, &magic, sizeof(magic)));
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		gdr_mh_t mh;
@@ -495,7 +495,7 @@ static int case_fork_map_and_free(void)
 		ret = fill_words(b.map, 8, MAGIC_PARENT);
 	if (ret)
 		return ret;
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		struct buf mine;
@@ -516,7 +516,7 @@ static int case_fork_map_and_free(void)
 		CHECK(vm_try_read32(&b.map[i], &v) == 0 && v == MAGIC_PARENT + (uint32_t)i,
 		      "the parent's mapping changed when the child freed its buffer");
 	CHECK_OK(gdr_close(g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /*
@@ -574,7 +574,7 @@ static int case_fork_child_inherited_gdr_t(void)
 		ret = fill_words(b.map, 8, MAGIC_PARENT);
 	if (ret)
 		return ret;
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0)
 		_exit(inherited_child(g, &b));
@@ -588,24 +588,24 @@ static int case_fork_child_inherited_gdr_t(void)
 	CHECK_OK(gdr_unmap(g, b.mh, b.map, GPU_PAGE));
 	CHECK_OK(gdr_unpin_buffer(g, b.mh));
 	CHECK_OK(gdr_close(g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 const struct vm_case vm_cases[] = {
-	{ "invalidation_access_after_gdr_close", "pn", case_access_after_gdr_close },
-	{ "invalidation_access_after_free", "pn", case_access_after_free },
-	{ "invalidation_access_after_free_contiguous", "pn", case_access_after_free_contiguous },
-	{ "invalidation_two_mappings", "pn", case_two_mappings },
-	{ "invalidation_fork_access_after_free", "pn", case_fork_access_after_free },
-	{ "invalidation_fork_after_gdr_map", "pn", case_fork_after_gdr_map },
-	{ "invalidation_fork_child_gdr_map_parent", "pn", case_fork_child_gdr_map_parent },
-	{ "invalidation_fork_child_ioctl_eacces", "pn", case_fork_child_ioctl_eacces },
-	{ "invalidation_fork_map_and_free", "pn", case_fork_map_and_free },
-	{ "invalidation_fork_child_inherited_gdr_t", "pn", case_fork_child_inherited_gdr_t },
-	{ "invalidation_unix_sock_shared_fd_gdr_pin_buffer", "pn",
-	  case_unix_sock_shared_fd_gdr_pin_buffer },
-	{ "invalidation_unix_sock_shared_fd_gdr_map", "pn", case_unix_sock_shared_fd_gdr_map },
-	{ "invalidation_fork_child_gdr_pin_parent_with_tokens", "pn",
-	  case_fork_child_gdr_pin_parent_with_tokens },
-	{ NULL, NULL, NULL },
+	{ "invalidation_access_after_gdr_close", case_access_after_gdr_close, "pn" },
+	{ "invalidation_access_after_free", case_access_after_free, "pn" },
+	{ "invalidation_access_after_free_contiguous", case_access_after_free_contiguous, "pn" },
+	{ "invalidation_two_mappings", case_two_mappings, "pn" },
+	{ "invalidation_fork_access_after_free", case_fork_access_after_free, "pn" },
+	{ "invalidation_fork_after_gdr_map", case_fork_after_gdr_map, "pn" },
+	{ "invalidation_fork_child_gdr_map_parent", case_fork_child_gdr_map_parent, "pn" },
+	{ "invalidation_fork_child_ioctl_eacces", case_fork_child_ioctl_eacces, "pn" },
+	{ "invalidation_fork_map_and_free", case_fork_map_and_free, "pn" },
+	{ "invalidation_fork_child_inherited_gdr_t", case_fork_child_inherited_gdr_t, "pn" },
+	{ "invalidation_unix_sock_shared_fd_gdr_pin_buffer",
+	  case_unix_sock_shared_fd_gdr_pin_buffer, "pn" },
+	{ "invalidation_unix_sock_shared_fd_gdr_map", case_unix_sock_shared_fd_gdr_map, "pn" },
+	{ "invalidation_fork_child_gdr_pin_parent_with_tokens",
+	  case_fork_child_gdr_pin_parent_with_tokens, "pn" },
+	{ NULL },
 };

@@ -47,7 +47,7 @@ static int pin_check_unpin(gdr_t g, uint64_t va, size_t size, int v2, uint64_t w
 	CHECK_OK(gdr_unpin_buffer(g, mh));
 	CHECK(pins_now() == before, "unpin left %llu pins", (unsigned long long)pins_now());
 	CHECK_ERR(gdr_unpin_buffer(g, mh), EINVAL);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int basic_pin(int v2)
@@ -67,7 +67,7 @@ static int basic_pin(int v2)
 	if (ret)
 		return ret;
 	CHECK_OK(gdr_close(g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_basic_pin_v1(void)
@@ -89,7 +89,7 @@ static int case_basic_pin_v2(void)
 	CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
 	CHECK_ERR(gdr_pin_buffer_v2(g, a.va, GPU_PAGE, 0x4, &mh), EINVAL);
 	CHECK(pins_now() == 0, "a refused pin left a pin");
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* Write a pattern through the mapping of [va, +size) and read it back through the sim. */
@@ -108,7 +108,7 @@ static int map_write_check(gdr_t g, gdr_mh_t mh, uint64_t va, size_t size, uint3
 	CHECK_OK(gdr_unmap(g, mh, map, size));
 	free(want);
 	free(got);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_basic_pin_forcepci(void)
@@ -128,7 +128,7 @@ static int case_basic_pin_forcepci(void)
 		CHECK(!support, "FORCE_PCIE reported as supported without persistent mapping");
 		CHECK_ERR(gdr_pin_buffer_v2(g, plain.va, GPU_PAGE, GDR_PIN_FLAG_FORCE_PCIE, &mh),
 			  EINVAL);
-		return VM_PASS;
+		return TEST_PASS;
 	}
 	CHECK(support, "persistent gdrdrv built with FORCE_BAR1 reports no FORCE_PCIE support");
 	/* A PCIe GPU refuses forced BAR1 (the sim plays one for non-coherent memory). */
@@ -145,7 +145,7 @@ static int case_basic_pin_forcepci(void)
 	if (ret)
 		return ret;
 	CHECK_OK(gdr_unpin_buffer(g, mh));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_basic_with_tokens(void)
@@ -164,7 +164,7 @@ static int case_basic_with_tokens(void)
 	if (ret)
 		return ret;
 	CHECK_OK(gdr_unpin_buffer(g, mh));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_basic_tokens_rejected(void)
@@ -183,7 +183,7 @@ static int case_basic_tokens_rejected(void)
 	CHECK_ERR(vm_raw_pin_v1(fd, a.va, GPU_PAGE, 0, a.va_space, &h), EINVAL);
 	CHECK_OK(vm_raw_pin_v1(fd, a.va, GPU_PAGE, 0, 0, &h));
 	CHECK_OK(vm_raw_unpin(fd, h));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_basic_unaligned_mapping(void)
@@ -226,7 +226,7 @@ static int case_basic_unaligned_mapping(void)
 	CHECK_OK(gdr_unmap(g, aligned, map, GPU_PAGE));
 	CHECK_OK(gdr_unpin_buffer(g, aligned));
 	CHECK_OK(gdr_unpin_buffer(g, unaligned));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_basic_small_buffers_mapping(void)
@@ -250,7 +250,7 @@ static int case_basic_small_buffers_mapping(void)
 	CHECK_OK(gdr_unmap(g, first, map, 8));
 	CHECK_OK(gdr_unpin_buffer(g, second));
 	CHECK_OK(gdr_unpin_buffer(g, first));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_pin_errors(void)
@@ -284,7 +284,7 @@ static int case_pin_errors(void)
 	CHECK_OK(gdr_unpin_buffer(g, mh));
 	CHECK_ERR(gdr_unpin_buffer(g, mh), EINVAL);
 	CHECK_ERR(gdr_unpin_buffer(g, bad), EINVAL);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* The provider's errors reach the caller unchanged and leave nothing pinned. */
@@ -306,7 +306,7 @@ static int case_provider_errors(void)
 	for (i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
 		CHECK_OK(vm_inject(1, errs[i].err));
 		CHECK(gdr_pin_buffer(g, a.va, GPU_PAGE, 0, 0, &mh) == (int)errs[i].err,
-		      "the pin did not report %s as %s", errs[i].as, vm_strerror(errs[i].err));
+		      "the pin did not report %s as %s", errs[i].as, test_strerror(errs[i].err));
 		CHECK_OK(vm_inject(1, errs[i].err));
 		CHECK_ERR(vm_raw_pin(fd, a.va, GPU_PAGE, 0, &h), (int)errs[i].err);
 		CHECK(pins_now() == 0, "a failed pin left a pin");
@@ -317,7 +317,7 @@ static int case_provider_errors(void)
 	CHECK_ERR(gdr_pin_buffer(g, a.va, GPU_PAGE, 0, 0, &mh), ENOMEM);
 	CHECK_OK(gdr_pin_buffer(g, a.va, GPU_PAGE, 0, 0, &mh));
 	CHECK_OK(gdr_unpin_buffer(g, mh));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_attributes_sanity(void)
@@ -354,7 +354,7 @@ static int case_attributes_sanity(void)
 	}
 	fclose(f);
 	CHECK(seen, "params has no \"Use persistent mapping\" line");
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_raw_ioctls(void)
@@ -441,7 +441,7 @@ static int case_raw_ioctls(void)
 	CHECK_OK(vm_raw_unpin(fd, h));
 	CHECK(vm_try_read32(map, &flag) != 0, "the mapping survived its unpin");
 	CHECK(munmap(map, GPU_PAGE) == 0, "munmap");
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /*
@@ -474,7 +474,7 @@ static int case_failed_pin_keeps_offsets(void)
 	CHECK(h == 0, "the file's first pin after refused ones has handle %#llx, not 0",
 	      (unsigned long long)h);
 	CHECK_OK(vm_raw_unpin(fd, h));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 #define MAX_PINS_PARAM "/sys/module/gdrdrv/parameters/max_pins_per_file"
@@ -536,7 +536,7 @@ static int max_pins_check(uint64_t va)
 	for (i = 0; i < 3; i++)
 		CHECK_OK(gdr_unpin_buffer(g, mh[i]));
 	CHECK_OK(gdr_close(g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_max_pins_per_file(void)
@@ -585,18 +585,18 @@ static int compat_check(int fd, void *low)
 	memset(low, 0, 4096);
 	ret = ioctl32(fd, GDRDRV_IOC_GET_VERSION, arg);
 	if (ret == -ENOSYS)
-		return vm_skip("this kernel runs no 32-bit system calls (IA32 emulation is off)");
-	CHECK(ret == 0, "GET_VERSION from a 32-bit caller: %s", vm_strerror((int)-ret));
+		return test_skip("this kernel runs no 32-bit system calls (IA32 emulation is off)");
+	CHECK(ret == 0, "GET_VERSION from a 32-bit caller: %s", test_strerror((int)-ret));
 	CHECK(ver->gdrdrv_version == GDRDRV_VERSION, "version %#x", ver->gdrdrv_version);
 
 	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
 	*pin = (struct gdrdrv_pin_buffer_v2_params){ .addr = a.va, .size = 2 * GPU_PAGE };
 	ret = ioctl32(fd, GDRDRV_IOC_PIN_BUFFER_V2, arg);
-	CHECK(ret == 0, "PIN_BUFFER_V2 from a 32-bit caller: %s", vm_strerror((int)-ret));
+	CHECK(ret == 0, "PIN_BUFFER_V2 from a 32-bit caller: %s", test_strerror((int)-ret));
 	h = pin->handle;
 	*info = (struct gdrdrv_get_info_v2_params){ .handle = h };
 	ret = ioctl32(fd, GDRDRV_IOC_GET_INFO_V2, arg);
-	CHECK(ret == 0, "GET_INFO_V2 from a 32-bit caller: %s", vm_strerror((int)-ret));
+	CHECK(ret == 0, "GET_INFO_V2 from a 32-bit caller: %s", test_strerror((int)-ret));
 	CHECK(info->va == a.va && info->mapped_size == 2 * GPU_PAGE && info->page_size == GPU_PAGE,
 	      "GET_INFO_V2 (32-bit): va %#llx size %llu", (unsigned long long)info->va,
 	      (unsigned long long)info->mapped_size);
@@ -610,11 +610,11 @@ static int compat_check(int fd, void *low)
 	CHECK(munmap(map, 2 * GPU_PAGE) == 0, "munmap");
 	*unpin = (struct gdrdrv_unpin_buffer_params){ .handle = h };
 	ret = ioctl32(fd, GDRDRV_IOC_UNPIN_BUFFER, arg);
-	CHECK(ret == 0, "UNPIN_BUFFER from a 32-bit caller: %s", vm_strerror((int)-ret));
+	CHECK(ret == 0, "UNPIN_BUFFER from a 32-bit caller: %s", test_strerror((int)-ret));
 	CHECK_ERR(vm_raw_info(fd, h, &info64), EINVAL);
 	ret = ioctl32(fd, _IOC(_IOC_READ | _IOC_WRITE, GDRDRV_IOCTL, 9, 8), arg);
 	CHECK(ret == -ENOTTY, "an unknown command from a 32-bit caller: %ld", ret);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_compat_ioctls(void)
@@ -632,24 +632,24 @@ static int case_compat_ioctls(void)
 #else
 static int case_compat_ioctls(void)
 {
-	return vm_skip("the 32-bit system call is tested on x86_64 only");
+	return test_skip("the 32-bit system call is tested on x86_64 only");
 }
 #endif
 
 const struct vm_case vm_cases[] = {
-	{ "basic_pin_v1", "pn", case_basic_pin_v1 },
-	{ "basic_pin_v2", "pn", case_basic_pin_v2 },
-	{ "basic_pin_forcepci", "pn", case_basic_pin_forcepci },
-	{ "basic_with_tokens", "n", case_basic_with_tokens },
-	{ "basic_tokens_rejected", "p", case_basic_tokens_rejected },
-	{ "basic_unaligned_mapping", "pn", case_basic_unaligned_mapping },
-	{ "basic_small_buffers_mapping", "pn", case_basic_small_buffers_mapping },
-	{ "pin_errors", "pn", case_pin_errors },
-	{ "provider_errors", "pn", case_provider_errors },
-	{ "attributes_sanity", "pn", case_attributes_sanity },
-	{ "raw_ioctls", "pn", case_raw_ioctls },
-	{ "failed_pin_keeps_offsets", "pn", case_failed_pin_keeps_offsets },
-	{ "max_pins_per_file", "pn", case_max_pins_per_file },
-	{ "compat_ioctls", "pn", case_compat_ioctls },
-	{ NULL, NULL, NULL },
+	{ "basic_pin_v1", case_basic_pin_v1, "pn" },
+	{ "basic_pin_v2", case_basic_pin_v2, "pn" },
+	{ "basic_pin_forcepci", case_basic_pin_forcepci, "pn" },
+	{ "basic_with_tokens", case_basic_with_tokens, "n" },
+	{ "basic_tokens_rejected", case_basic_tokens_rejected, "p" },
+	{ "basic_unaligned_mapping", case_basic_unaligned_mapping, "pn" },
+	{ "basic_small_buffers_mapping", case_basic_small_buffers_mapping, "pn" },
+	{ "pin_errors", case_pin_errors, "pn" },
+	{ "provider_errors", case_provider_errors, "pn" },
+	{ "attributes_sanity", case_attributes_sanity, "pn" },
+	{ "raw_ioctls", case_raw_ioctls, "pn" },
+	{ "failed_pin_keeps_offsets", case_failed_pin_keeps_offsets, "pn" },
+	{ "max_pins_per_file", case_max_pins_per_file, "pn" },
+	{ "compat_ioctls", case_compat_ioctls, "pn" },
+	{ NULL },
 };

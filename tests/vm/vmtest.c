@@ -19,18 +19,6 @@
 
 static int sim_fd = -1;
 
-void vm_report(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(" (%s:%d)\n", file, line);
-	fflush(stdout);
-}
-
 void vm_log(const char *fmt, ...)
 {
 	va_list ap;
@@ -42,39 +30,11 @@ void vm_log(const char *fmt, ...)
 	fflush(stdout);
 }
 
-const char *vm_strerror(int err)
-{
-	/* The kernel's ENOTSUPP leaks to user space from some drivers; name it. */
-	if (err == 524)
-		return "ENOTSUPP";
-	return strerror(err);
-}
-
 int vm_persistent(void)
 {
 	const char *phase = getenv("GDR_VM_PHASE");
 
 	return phase && strcmp(phase, "persistent") == 0;
-}
-
-pid_t vm_fork(void)
-{
-	fflush(stdout);
-	fflush(stderr);
-	return fork();
-}
-
-int vm_wait(pid_t pid)
-{
-	int status;
-
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return -1;
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
 }
 
 int vm_sim_fd(void)

@@ -1,23 +1,16 @@
-# Shared by the tools' tier-1 scripts (sourced; the build fills in the paths):
-# the environment that runs the tools on the simulated CUDA driver and lavapipe, and one
-# result line per check for tests/run-tests.sh.
+# Shared by the tools' tier-1 scripts (sourced; the build fills in the paths): the test harness
+# (result, test_exit), and the environment that runs the tools on the simulated CUDA driver and
+# lavapipe.
+. @HARNESS@
 BIN=@BIN@
 SIM=@SIM@
 STUB=@STUB@
 # The library beside the tools: a LD_LIBRARY_PATH that hides libcuda must still hold it, for tools
 # built without a RUNPATH (package builds run these tests too).
 TOOLS_LIB=$BIN/../lib
-LVP_ICD=${GDR_TEST_LVP_ICD:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
-RESULTS=${GDR_TEST_RESULTS:-/dev/stdout}
-failures=0
+LVP_ICD=$(lavapipe_icd "$BIN/gdrcopy_info")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-tools.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-
-result() { # verdict name [reason]
-	printf '%s %s%s\n' "$1" "$2" "${3:+ $3}" >>"$RESULTS"
-	[ "$1" = fail ] && failures=$((failures + 1))
-	return 0
-}
 
 # Run the tools on the simulated driver through the vulkan backend.
 sim_env() {
@@ -28,14 +21,10 @@ sim_env() {
 }
 
 need_sim() {
-	if [ ! -r "$LVP_ICD" ]; then
-		echo "no lavapipe ICD ($LVP_ICD): install mesa-vulkan-drivers"
-		exit 77
-	fi
-	if [ ! -e "$SIM/libcuda.so.1" ]; then
-		echo "the simulated CUDA driver is not built ($SIM/libcuda.so.1)"
-		exit 77
-	fi
+	[ -n "$LVP_ICD" ] || skip_test "no lavapipe manifest for the tools' architecture" \
+		"(lvp_icd*.json in /usr/share/vulkan/icd.d): install mesa-vulkan-drivers"
+	[ -e "$SIM/libcuda.so.1" ] ||
+		skip_test "the simulated CUDA driver is not built ($SIM/libcuda.so.1)"
 }
 
 # check NAME LOG REGEX [COUNT]: LOG has at least COUNT (default 1) lines matching REGEX.
@@ -61,9 +50,4 @@ run() {
 	fi
 	result fail "$name" "exit $rc: $(grep -v '^[[:space:]]*$' "$log" | tail -n 1)"
 	return 1
-}
-
-finish() {
-	[ "$failures" = 0 ]
-	exit $?
 }

@@ -20,14 +20,15 @@ struct fork_check {
 	void *map;			/* mh's mapping, map_size bytes */
 	size_t map_size;
 	unsigned long pin_addr;		/* a GPU address the child tries to pin through g */
-	/* In the child: open, pin, map and copy through a gdr_t of its own; 0 or a reason in why. */
-	int (*child_own)(char *why, size_t len);
+	/* In the child: open, pin, map and copy through a gdr_t of its own; a TEST_* status. */
+	int (*child_own)(void);
 };
 
 /*
- * Fork, run the child's checks, wait for it (a child that hangs is killed after 30 s). 0 when
- * the child passed, else why holds its reason. The parent's own checks are the caller's.
+ * Fork, run the child's checks, wait for it (a child that hangs is killed after 30 s): a
+ * TEST_* status, the child's reason recorded (harness.h). The parent's own checks are the
+ * caller's.
  */
-int fork_check_run(const struct fork_check *fc, char *why, size_t len);
+int fork_check_run(const struct fork_check *fc);
 
 #endif

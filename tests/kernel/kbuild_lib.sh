@@ -1,25 +1,17 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the gdrdrv build tests: building gdrdrv through kernel/Makefile and judging the
-# build, one verdict per case in tests/run-tests.sh's results format ("pass NAME", "fail NAME
-# reason", "skip NAME reason") to $GDR_TEST_RESULTS, or stdout when run by hand.
+# build, one verdict per case through the test harness (tests/harness/harness.sh).
 # shellcheck shell=bash
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # The builds here are this test's own: a make that runs the test (make -j check) must not hand
 # them its jobserver, whose descriptors they do not inherit (make then warns, and a warning fails).
 unset MAKEFLAGS MFLAGS MAKELEVEL
-RESULTS=${GDR_TEST_RESULTS:-/dev/stdout}
-failures=0
+. "$src/tests/harness/harness.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrdrv-kbuild.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 checker=
 command -v sparse >/dev/null 2>&1 && checker=C=1
-
-result() { # verdict name [reason]
-	printf '%s %s%s\n' "$1" "$2" "${3:+ $3}" >>"$RESULTS"
-	[ "$1" = fail ] && failures=$((failures + 1))
-	return 0
-}
 
 # Build gdrdrv into OUT with W=1 (and sparse where installed); the log is OUT.log. Fails CASE,
 # returning 1, when the build fails or says anything that looks like a warning.

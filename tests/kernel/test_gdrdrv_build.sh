@@ -5,10 +5,10 @@
 # page table 2.0, persistent API), where modinfo must name the flavor and the proprietary one must
 # pass the GPL-only import check; and against an R515-style header (page table 1.2 without flags,
 # persistence through a NULL callback), so every branch of the nv-p2p #ifs compiles. Other
-# kernels and NVIDIA's real sources: tests/kbuild. Kernel tree: $GDRDRV_TEST_KDIR, else the
+# kernels and NVIDIA's real sources: test_kernels.sh, test_nvidia.sh. Kernel tree: $GDRDRV_TEST_KDIR, else the
 # running kernel's, else the newest under /lib/modules.
 set -u
-. "$(dirname "$0")/../kbuild/kbuild_lib.sh"
+. "$(dirname "$0")/kbuild_lib.sh"
 kdir=${GDRDRV_TEST_KDIR:-}
 if [ -z "$kdir" ]; then
 	for d in "/lib/modules/$(uname -r)/build" $(ls -d /lib/modules/*/build 2>/dev/null | sort -rV); do
@@ -86,4 +86,4 @@ int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table);
 HDR
 gdrdrv_build r515 "$kdir" "$tmp/r515-build" NVIDIA_SRC_DIR="$tmp/r515" &&
 	result pass r515 "(W=1 $checker)"
-[ "$failures" = 0 ]
+test_exit

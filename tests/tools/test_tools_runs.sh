@@ -88,4 +88,4 @@ fi
 if run apiperf_csv "$tmp/apicsv" "$BIN/gdrcopy_apiperf" -s 64K -n 3 -w 0 --csv; then
 	check_lines apiperf_csv_rows "$tmp/apicsv" "^65536,(pin|map|get_info|unmap|unpin),$num,$num,$num\$" 5
 fi
-finish
+test_exit

@@ -10,7 +10,7 @@
 #                   gdrdrv.ko carries NVIDIA's symbol versions for them.
 # And once, against bookworm's proprietary sources: the open flavor forced onto them builds with
 # the warning that Linux will refuse to load it next to that driver (open_flavor_warns).
-#   test_nvidia.sh DIR      DIR: where tests/kbuild/prepare.sh wrote its items
+#   test_nvidia.sh DIR      DIR: where tests/kernel/prepare.sh wrote its items
 set -u
 envdir=$1
 . "$(dirname "$0")/kbuild_lib.sh"
@@ -94,4 +94,4 @@ else
 		result pass "$name"
 	fi
 fi
-[ "$failures" = 0 ]
+test_exit

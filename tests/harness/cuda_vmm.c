@@ -1,23 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* The helpers of simtest.h that call CUDA: only programs linked with libcuda use them. */
+/* CUDA set-up for test programs linked with libcuda (see cuda_vmm.h). */
 #include <string.h>
 
-#include "simtest.h"
+#include "cuda_vmm.h"
+#include "harness.h"
 
-int simtest_cuda_init(void)
+int test_cuda_init(void)
 {
 	CUcontext ctx;
 	CUdevice dev;
 
-	CHECK_CU(cuInit(0));
-	CHECK_CU(cuDeviceGet(&dev, 0));
-	CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CHECK_CU(cuCtxSetCurrent(ctx));
-	return 0;
+	CHECK_EQ(cuInit(0), CUDA_SUCCESS);
+	CHECK_EQ(cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+	CHECK_EQ(cuDevicePrimaryCtxRetain(&ctx, dev), CUDA_SUCCESS);
+	CHECK_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+	return TEST_PASS;
 }
 
-CUresult simtest_vmm_alloc(struct simtest_vmm *m, size_t size, int device,
-			   CUmemAllocationHandleType types)
+CUresult test_vmm_alloc(struct test_vmm *m, size_t size, int device,
+			CUmemAllocationHandleType types)
 {
 	CUmemAllocationProp prop = {
 		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
@@ -57,7 +58,7 @@ err_release:
 	return res;
 }
 
-void simtest_vmm_free(struct simtest_vmm *m)
+void test_vmm_free(struct test_vmm *m)
 {
 	if (!m->size)
 		return;

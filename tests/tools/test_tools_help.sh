@@ -48,4 +48,4 @@ for t in $tools; do
 		result fail "unknown_backend_$t" "exit $rc: $(head -c 300 "$tmp/out" | tr '\n' '|')"
 	fi
 done
-finish
+test_exit

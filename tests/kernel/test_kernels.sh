@@ -3,8 +3,8 @@
 # gdrdrv builds for Debian's 5.10 (bullseye) and 6.12 (bookworm-backports) kernels, in both
 # NVIDIA driver flavors, without a warning under W=1 and sparse; modinfo names the flavor; the
 # proprietary flavor imports no GPL-only kernel symbol (kernel/check-gplonly-imports.sh, which
-# must refuse the open flavor's module). The installed 6.1 is tests/unit/test_gdrdrv_build.sh's.
-#   test_kernels.sh DIR      DIR: where tests/kbuild/prepare.sh wrote its items
+# must refuse the open flavor's module). The installed 6.1 is tests/kernel/test_gdrdrv_build.sh's.
+#   test_kernels.sh DIR      DIR: where tests/kernel/prepare.sh wrote its items
 set -u
 envdir=$1
 . "$(dirname "$0")/kbuild_lib.sh"
@@ -50,4 +50,4 @@ for series in 5.10 6.12; do
 		result pass "$name"
 	fi
 done
-[ "$failures" = 0 ]
+test_exit

@@ -48,4 +48,4 @@ if [ -e "$SIM/libcuda.so.1" ]; then
 else
 	result skip no_device "the simulated CUDA driver is not built ($SIM/libcuda.so.1)"
 fi
-finish
+test_exit

@@ -21,4 +21,4 @@ if [ "$rc" = "$want" ]; then
 else
 	result fail sanity_exit_status "exit $rc, expected $want from the case results"
 fi
-finish
+test_exit

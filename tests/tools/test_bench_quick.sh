@@ -15,7 +15,7 @@ if [ "$rc" = 0 ] && [ -s "$tmp/out/results.md" ] && [ -s "$tmp/out/bench.log" ];
 	result pass bench_run
 else
 	result fail bench_run "exit $rc: $(tail -n 1 "$tmp/log")"
-	finish
+	test_exit
 fi
 md=$tmp/out/results.md
 for step in info copybw_default copylat sweep copybw apiperf; do
@@ -37,4 +37,4 @@ if [ "$n" -le 8 ]; then
 else
 	result fail bench_at_most_8_files "$n files in the output directory"
 fi
-finish
+test_exit

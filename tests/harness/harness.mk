@@ -1,0 +1,8 @@
+# The test harness (harness.h, harness.sh), shared by every tier: its objects are named in the
+# top Makefile (HARNESS_OBJS, TESTCUDA_OBJS, FORK_CHECK_OBJ, CUDA_VMM_OBJ), so that each tier's
+# fragment can link them whatever the order the fragments are read in.
+
+# Every test program includes the harness's headers.
+$(OBJ)/tests/%.o: ALL_CFLAGS += -Itests/harness
+# cuda_vmm.c calls CUDA itself: only programs linked with libcuda (the simulator) use it.
+$(CUDA_VMM_OBJ): ALL_CFLAGS += -Itests/sim/cuda
