@@ -6,6 +6,7 @@ COPY_TEST_BINS := $(COPY_TESTS:%=$(BUILD)/tests/unit/%)
 COPY_OBJS := $(OBJ)/src/copy.o $(OBJ)/src/cpu.o $(OBJ)/src/log.o \
 	$(filter $(OBJ)/src/arch/%,$(LIB_OBJS))
 
+$(BUILD)/tests/unit/test_copy_select: $(OBJ)/tests/unit/copy_select_tables.o
 $(COPY_TEST_BINS): $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(COPY_OBJS) $(HARNESS_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")

@@ -91,6 +91,27 @@ void vm_fill(void *buf, size_t len, uint32_t seed);
 /* Index of the first differing byte, or -1. */
 long vm_diff(const void *a, const void *b, size_t len);
 
+/* Patterns a parent and its child write, to tell whose data a mapping shows. */
+#define VM_MAGIC_PARENT 0xfa11babe
+#define VM_MAGIC_CHILD 0xc41dc41d
+
+/* An allocation of the simulated GPU, pinned and mapped through a gdr_t. */
+struct vm_buf {
+	struct nvp2p_sim_alloc a;
+	gdr_mh_t mh;
+	uint32_t *map;
+};
+
+/* Allocate size bytes of the simulated GPU (with flags), pin them with gdr_pin_buffer, map. */
+int vm_map_buf_flags(gdr_t g, uint64_t size, uint32_t flags, struct vm_buf *b);
+int vm_map_buf(gdr_t g, uint64_t size, struct vm_buf *b);
+/* Store magic + i into word i of map, failing at the first store that faults. */
+int vm_fill_words(uint32_t *map, size_t words, uint32_t magic);
+/* Pins nvp2p_sim holds now (~0 if it cannot say). */
+uint64_t vm_pins(void);
+/* Write a pattern through the mapping of [va, +size) and read it back through the sim. */
+int vm_map_write_check(gdr_t g, gdr_mh_t mh, uint64_t va, size_t size, uint32_t seed);
+
 /* A string of the counts, for messages. */
 const char *vm_counts_str(const struct nvp2p_sim_counts *c);
 
