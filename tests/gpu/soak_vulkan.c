@@ -6,7 +6,7 @@
  *         cycles on one gdr_t, each thread on its own VMM buffer, every copy checked by a copy
  *         back and, every 100th cycle, by cuMemcpyDtoH; prints the cycle rate.
  *   fork_inherited: a fork child gets EINVAL for every call on the parent's gdr_t and handle,
- *         writes nothing, and gdr_close of it returns at once (tests/unit/fork_check.c); its own
+ *         writes nothing, and gdr_close of it returns at once (tests/harness/fork_check.c); its own
  *         gdr_open either works end to end or fails saying that CUDA does not survive fork.
  *   fork_before_cuda: a child forked before this process used CUDA opens, pins, maps and copies
  *         on its own (what gdr_open(3) tells fork users to do).
