@@ -156,7 +156,9 @@ config_tools = tools: $(if $(filter 1,$(BUILD_TOOLS)),yes$(if $(filter 0,$(HAVE_
 	CUDA headers)))
 config_gdrdrv = gdrdrv.ko: $(if $(KDIR),against $(KDIR),not built: no kernel build tree for \
 	$(shell uname -r) (install its headers or give KDIR=))
-ifeq ($(MAKELEVEL),0)
+# Not under -s: a make that answers a question (tests/cross asks for lists) prints only that.
+MAKE_SHORT_FLAGS := $(filter-out -% %=%,$(firstword $(MAKEFLAGS)))
+ifeq ($(MAKELEVEL)$(findstring s,$(MAKE_SHORT_FLAGS)),0)
 ifneq ($(filter-out clean deps uninstall config version help,$(or $(MAKECMDGOALS),all)),)
 $(foreach line,library cuda tools gdrdrv,$(info $(empty)  CONFIG  $(config_$(line))))
 endif

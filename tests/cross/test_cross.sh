@@ -1,7 +1,9 @@
 #!/bin/bash
 # Tier 1 on another architecture: cross-build the library, the unit tests and the tools' CPU
-# parts for ARCH (arm64 or ppc64le), run the unit tests under qemu-user, and cross-build gdrdrv.ko
-# against Debian's kernel headers for ARCH. One result line per step and per test.
+# parts for ARCH (arm64 or ppc64le), run the unit tests under qemu-user, with lavapipe and the
+# Vulkan loader of ARCH from Debian's archive for the Vulkan cases (without network they skip,
+# saying so), and cross-build gdrdrv.ko against Debian's kernel headers for ARCH. One result line
+# per step and per test.
 #   test_cross.sh SRCDIR BUILD ARCH CUDA
 # The valgrind and ASan runs of tier 1 are x86-only here: valgrind does not run under qemu-user,
 # and the sanitizer runtimes are not cross-installed.
@@ -16,6 +18,7 @@ esac
 out=$build/cross/$arch
 sysroot=/usr/$triplet
 . "$src/tests/harness/harness.sh"
+. "$src/tests/cross/apt_private.sh"
 
 missing=
 for tool in "$triplet-gcc" "$triplet-g++" "$qemu"; do
@@ -62,6 +65,28 @@ for tool in $tools; do
 	chmod +x "$tool"
 done
 
+# Mesa's lavapipe and the Vulkan loader of $arch, with what they need (libc6 included), unpacked
+# into a root of their own that becomes qemu-user's library prefix in place of the cross
+# sysroot: qemu-user looks up an absolute path there first, so the manifest's driver path
+# (/usr/lib/$triplet/libvulkan_lvp.so) resolves inside it. Fetched once per build directory.
+vulkan=$out/vulkan
+prefix=$sysroot
+icd=
+vulkan_debs="mesa-vulkan-drivers libvulkan1"
+if [ "$(cat "$vulkan/fetched" 2>/dev/null)" != "$vulkan_debs" ]; then
+	rm -rf "$vulkan"
+	if apt_private "$vulkan" "$deb_arch" install -y -d --no-install-recommends $vulkan_debs; then
+		for deb in "$vulkan"/archives/*.deb; do dpkg-deb -x "$deb" "$vulkan/root"; done
+		echo "$vulkan_debs" >"$vulkan/fetched"
+	fi
+fi
+if [ -s "$vulkan/fetched" ]; then
+	prefix=$vulkan/root
+	icd=$(ls "$vulkan"/root/usr/share/vulkan/icd.d/lvp_icd.*json 2>/dev/null | head -n 1)
+else
+	echo "no lavapipe for $arch (its Vulkan cases skip): $(apt_private_why "$vulkan")"
+fi
+
 # A test that is a suite writes its own case lines; they are passed on under the test's name.
 # A test that fails because it executes an $arch program qemu-user does not see (a re-exec of
 # itself) says ENOEXEC ("Exec format error"); it is reported as one skip saying so.
@@ -69,8 +94,9 @@ run_one() { # name program
 	local name=$1 prog=$2 sub rc last
 	sub=$(mktemp)
 	if is_elf "$prog"; then
-		GDR_TEST_RESULTS=$sub GDR_TEST_EMULATOR=$qemu QEMU_LD_PREFIX=$sysroot \
-			timeout -k 5 300 "$qemu" "$prog" >"$out/$name.log" 2>&1 </dev/null
+		GDR_TEST_RESULTS=$sub GDR_TEST_EMULATOR=$qemu QEMU_LD_PREFIX=$prefix \
+			GDR_TEST_LVP_ICD=$icd timeout -k 5 300 "$qemu" "$prog" >"$out/$name.log" 2>&1 \
+			</dev/null
 	else
 		GDR_TEST_RESULTS=$sub timeout -k 5 300 "$prog" >"$out/$name.log" 2>&1 </dev/null
 	fi

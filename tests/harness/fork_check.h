@@ -25,6 +25,13 @@ struct fork_check {
 };
 
 /*
+ * TEST_PASS where the checks can run; TEST_SKIP, saying why, under an emulator (qemu-user, set
+ * by tests/cross), which ignores MADV_DONTFORK and so lets children inherit the mappings. A
+ * case calls it first, before it pins anything: CHECK_PASS(fork_check_possible()).
+ */
+int fork_check_possible(void);
+
+/*
  * Fork, run the child's checks, wait for it (a child that hangs is killed after 30 s): a
  * TEST_* status, the child's reason recorded (harness.h). The parent's own checks are the
  * caller's.

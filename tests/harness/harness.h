@@ -166,11 +166,11 @@ int test_child_exit(const struct test_child *opts, int (*fn)(void *), void *arg)
 /* ---- the simulated GPU (simgpu.c) ---- */
 
 /*
- * Make sure dir (the simulated CUDA driver's) is first on LD_LIBRARY_PATH, which the dynamic
- * loader reads only at exec, by exec'ing this program again if need be; skip the program when
- * the simulator is not built there.
+ * Load the simulated CUDA driver from dir, so that the library's dlopen of libcuda.so.1 finds it
+ * before any other, and put dir first on LD_LIBRARY_PATH for programs this one executes; skip
+ * the program when the simulator is not built there. No exec: it works under an emulator too.
  */
-void test_use_sim_cuda(const char *dir, char **argv);
+void test_use_sim_cuda(const char *dir);
 
 /*
  * Mesa's software Vulkan driver: the manifest (ICD) whose driver library is for this program's

@@ -93,6 +93,8 @@ int dmabuf_case_fork(void)
 	gdr_info_t info;
 	gdr_mh_t mh;
 
+	CHECK_PASS(fork_check_possible());
+
 	CHECK(buf);
 	CHECK_OK(pin_map(buf, GPU_PAGE, 0, &mh, &info, &map));
 	memset(fill, 0x11, sizeof(fill));

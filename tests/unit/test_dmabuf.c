@@ -163,12 +163,11 @@ static int group_child(void *arg)
 	return test_status();
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
 	bool failed = false;
 
-	(void)argc;
-	test_use_sim_cuda(SIM_CUDA_DIR, argv);
+	test_use_sim_cuda(SIM_CUDA_DIR);
 	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
 		const char *const env[] = {
 			"GDRCOPY_BACKEND", "dmabuf",

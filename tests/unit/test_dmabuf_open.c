@@ -110,10 +110,9 @@ static int run_case(void)
 	return TEST_FAIL;
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-	(void)argc;
-	test_use_sim_cuda(SIM_CUDA_DIR, argv);
+	test_use_sim_cuda(SIM_CUDA_DIR);
 	if (!access("/dev/gdrdrv", F_OK))
 		test_skip_program("/dev/gdrdrv exists: gdrdrv would be chosen before dmabuf");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -352,6 +352,8 @@ static int spawn(const char *name, bool with_sim, const char *const *env)
 			}
 		}
 		execv("/proc/self/exe", argv);
+		/* "Exec format error" under qemu-user: tests/cross tells that apart. */
+		fprintf(stderr, "exec of /proc/self/exe failed: %s\n", strerror(errno));
 		_exit(127);
 	}
 	close(pipefd[1]);

@@ -185,7 +185,9 @@ int vulkan_case_fork(void)
 	gdr_mh_t mh;
 	void *base;
 
-	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
+	CHECK_PASS(fork_check_possible());
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+		 CUDA_SUCCESS);
 	dev = (uint8_t *)(uintptr_t)m.ptr;
 	CHECK(pin_map(m.ptr, 65536, &mh, &base, &map) == 0);
 	memset(fill, 0x11, sizeof(fill));
