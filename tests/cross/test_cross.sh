@@ -77,6 +77,10 @@ if [ "$(cat "$vulkan/fetched" 2>/dev/null)" != "$vulkan_debs" ]; then
 	rm -rf "$vulkan"
 	if apt_private "$vulkan" "$deb_arch" install -y -d --no-install-recommends $vulkan_debs; then
 		for deb in "$vulkan"/archives/*.deb; do dpkg-deb -x "$deb" "$vulkan/root"; done
+		# A link to an absolute path (ppc64el's /lib64/ld64.so.2) points into the root.
+		find "$vulkan/root" -type l -lname '/*' | while read -r link; do
+			ln -sfn "$vulkan/root$(readlink "$link")" "$link"
+		done
 		echo "$vulkan_debs" >"$vulkan/fetched"
 	fi
 fi
