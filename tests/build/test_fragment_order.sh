@@ -8,10 +8,8 @@
 set -u
 src=$1
 . "$src/tests/harness/harness.sh"
-# A make of its own: none of the make that runs this test may leak in (jobserver, BUILD=...).
-unset MAKEFLAGS MFLAGS MAKELEVEL
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-order.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+test_own_make
+test_scratch order
 mk() { make -C "$src" --no-print-directory BUILD="$tmp/build" "$@"; }
 
 # The rules of make's database ("target: prerequisites", order-only ones after "|"), each

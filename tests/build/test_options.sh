@@ -8,9 +8,8 @@
 set -u
 src=$1
 . "$src/tests/harness/harness.sh"
-unset MAKEFLAGS MFLAGS MAKELEVEL
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-options.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+test_own_make
+test_scratch options
 mk() { make -C "$src" --no-print-directory -j"$(nproc)" "$@"; }
 # summary LOG: the build's CONFIG lines, on one line.
 summary() { grep '^  CONFIG  ' "$1" | sed 's/^  CONFIG  //' | tr '\n' '|'; }

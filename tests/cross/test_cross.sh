@@ -27,8 +27,7 @@ done
 [ -d "$sysroot/lib" ] || missing="$missing $sysroot"
 [ -z "$missing" ] || skip_test "no cross toolchain for $arch:$missing (make deps installs it)"
 
-# A clean make: nothing of the make check that runs this (CC=clang, BUILD=...) may leak in.
-unset MAKEFLAGS MFLAGS MAKELEVEL
+test_own_make
 xmake() {
 	make --no-print-directory -C "$src" -j"$(nproc)" CROSS_COMPILE="$triplet-" BUILD="$out" \
 		CUDA="$cuda" "$@"

@@ -22,6 +22,18 @@ skip_test() { # reason
 	exit 77
 }
 
+# A scratch directory in $tmp, removed when the test exits (and on INT and TERM).
+test_scratch() { # name
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-$1.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT INT TERM
+}
+
+# A make of the test's own: nothing of the make that runs the test may leak in (its jobserver,
+# whose descriptors the test does not inherit, and its command line: CC=clang, BUILD=...).
+test_own_make() {
+	unset MAKEFLAGS MFLAGS MAKELEVEL
+}
+
 # Exit with the status the results call for.
 test_exit() {
 	[ "$test_failures" = 0 ]

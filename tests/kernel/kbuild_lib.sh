@@ -4,12 +4,11 @@
 # shellcheck shell=bash
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# The builds here are this test's own: a make that runs the test (make -j check) must not hand
-# them its jobserver, whose descriptors they do not inherit (make then warns, and a warning fails).
-unset MAKEFLAGS MFLAGS MAKELEVEL
 . "$src/tests/harness/harness.sh"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrdrv-kbuild.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
+# A make that runs the test (make -j check) must not hand the builds here its jobserver: make
+# would warn, and a warning fails.
+test_own_make
+test_scratch kbuild
 checker=
 command -v sparse >/dev/null 2>&1 && checker=C=1
 

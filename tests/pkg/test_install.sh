@@ -9,11 +9,8 @@ src=$1 build=$2 cuda=$3
 version=$(awk '/^#define GDR_API_(MAJOR|MINOR)_VERSION/ {v = v sep $3; sep = "."} END {print v}' \
 	"$src/include/gdrapi.h")
 . "$src/tests/harness/harness.sh"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-install.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-# A clean make: nothing of the make check that runs this (CC=clang, BUILD=...) may leak in.
-unset MAKEFLAGS MFLAGS MAKELEVEL
+test_scratch install
+test_own_make
 mk() { make --no-print-directory -C "$src" CUDA="$cuda" "$@"; }
 # Files and links under a directory, relative to it, with their kind (f file, l link).
 tree() { (cd "$1" && find . \( -type f -o -type l \) -printf '%P %y\n' | sort); }

@@ -17,8 +17,7 @@ logs=$build/tests/pkg
 . "$src/tests/harness/harness.sh"
 mkdir -p "$logs"
 
-# A clean make: nothing of the make check that runs this (CC=clang, BUILD=...) may leak in.
-unset MAKEFLAGS MFLAGS MAKELEVEL
+test_own_make
 mk() { make --no-print-directory -C "$src" BUILD="$build" CUDA="$cuda" "$@"; }
 
 exports="gdr_close gdr_copy_from_mapping gdr_copy_to_mapping gdr_driver_get_version

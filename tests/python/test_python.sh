@@ -22,8 +22,7 @@ done
 [ -n "$lvp" ] || skip_test "no lavapipe manifest for this architecture (lvp_icd*.json): install mesa-vulkan-drivers"
 [ -e "$sim/libcuda.so.1" ] || { echo "the simulated CUDA driver is not built ($sim/libcuda.so.1)"; exit 77; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-python.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+test_scratch python
 # pip builds in the source tree: build a copy, so the checkout stays clean.
 cp -r "$src/python" "$tmp/src"
 rm -rf "$tmp/src/build" "$tmp/src"/*.egg-info

@@ -9,8 +9,7 @@ STUB=@STUB@
 # built without a RUNPATH (package builds run these tests too).
 TOOLS_LIB=$BIN/../lib
 LVP_ICD=$(lavapipe_icd "$BIN/gdrcopy_info")
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-tools.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+test_scratch tools
 
 # Run the tools on the simulated driver through the vulkan backend.
 sim_env() {

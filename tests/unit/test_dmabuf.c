@@ -76,19 +76,19 @@ static const struct test_case common_cases[] = {
 	{ "no_context", dmabuf_case_no_context },
 	{ "close_releases", dmabuf_case_close_releases },
 	{ "fork", dmabuf_case_fork },
-	{ NULL },
+	{ NULL, NULL },
 };
 
 static const struct test_case noncoherent_extra[] = {
 	{ "emfile", dmabuf_case_emfile },
 	{ "cycles_10k", dmabuf_case_cycles },
-	{ NULL },
+	{ NULL, NULL },
 };
 
 static const struct test_case nommap_cases[] = {
 	{ "mmap_refused", dmabuf_case_mmap_refused },
 	{ "attributes", dmabuf_case_attributes },
-	{ NULL },
+	{ NULL, NULL },
 };
 
 /* The case counted_case runs, which must leave no descriptor and no export open. */

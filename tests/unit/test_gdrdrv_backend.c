@@ -521,7 +521,7 @@ static const struct test_case cases[] = {
 	{ "driver_2_3", case_driver_2_3 },
 	{ "error_paths", case_error_paths },
 	{ "unknown_mapping_types", case_unknown_mapping_types },
-	{ NULL },
+	{ NULL, NULL },
 };
 
 int main(int argc, char **argv)

@@ -66,7 +66,7 @@ static const struct test_case cases[] = {
 	{ "missing_node", case_missing_node },
 	{ "not_gdrdrv", case_not_gdrdrv },
 	{ "says_none_left", case_says_none_left },
-	{ NULL },
+	{ NULL, NULL },
 };
 
 int main(int argc, char **argv)

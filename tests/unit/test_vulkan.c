@@ -87,7 +87,7 @@ static const struct test_case cases[] = {
 	{ "open_close_cycles", vulkan_case_open_close_cycles },
 	{ "close_live", vulkan_case_close_live },
 	{ "close", vulkan_case_close },
-	{ NULL },
+	{ NULL, NULL },
 };
 
 int main(int argc, char **argv)

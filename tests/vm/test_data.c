@@ -355,5 +355,5 @@ const struct vm_case vm_cases[] = {
 	{ "data_validation_partial_map", case_data_validation_partial_map, "pn" },
 	{ "data_validation_cacheable", case_data_validation_cacheable, "pn" },
 	{ "data_validation_mix_mappings", case_data_validation_mix_mappings, "pn" },
-	{ NULL },
+	{ NULL, NULL, NULL },
 };

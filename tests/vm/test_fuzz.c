@@ -327,5 +327,5 @@ static int case_fuzz_mmap(void)
 const struct vm_case vm_cases[] = {
 	{ "fuzz_ioctl", case_fuzz_ioctl, "pn" },
 	{ "fuzz_mmap", case_fuzz_mmap, "pn" },
-	{ NULL },
+	{ NULL, NULL, NULL },
 };

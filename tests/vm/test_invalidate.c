@@ -142,5 +142,5 @@ const struct vm_case vm_cases[] = {
 	{ "invalidation_access_after_free", case_access_after_free, "pn" },
 	{ "invalidation_access_after_free_contiguous", case_access_after_free_contiguous, "pn" },
 	{ "invalidation_two_mappings", case_two_mappings, "pn" },
-	{ NULL },
+	{ NULL, NULL, NULL },
 };

@@ -406,5 +406,5 @@ const struct vm_case vm_cases[] = {
 	{ "failed_pin_keeps_offsets", case_failed_pin_keeps_offsets, "pn" },
 	{ "max_pins_per_file", case_max_pins_per_file, "pn" },
 	{ "compat_ioctls", case_compat_ioctls, "pn" },
-	{ NULL },
+	{ NULL, NULL, NULL },
 };

@@ -319,5 +319,5 @@ const struct vm_case vm_cases[] = {
 	{ "leakage_release_at_munmap", case_leakage_release_at_munmap, "pn" },
 	{ "leakage_close_with_pins", case_leakage_close_with_pins, "pn" },
 	{ "leakage_put_pages_refused", case_leakage_put_pages_refused, "n" },
-	{ NULL },
+	{ NULL, NULL, NULL },
 };

@@ -233,5 +233,5 @@ const struct vm_case vm_cases[] = {
 	{ "basic_tokens_rejected", case_basic_tokens_rejected, "p" },
 	{ "basic_unaligned_mapping", case_basic_unaligned_mapping, "pn" },
 	{ "basic_small_buffers_mapping", case_basic_small_buffers_mapping, "pn" },
-	{ NULL },
+	{ NULL, NULL, NULL },
 };

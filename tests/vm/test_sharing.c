@@ -447,5 +447,5 @@ const struct vm_case vm_cases[] = {
 	{ "invalidation_unix_sock_shared_fd_gdr_map", case_unix_sock_shared_fd_gdr_map, "pn" },
 	{ "invalidation_fork_child_gdr_pin_parent_with_tokens",
 	  case_fork_child_gdr_pin_parent_with_tokens, "pn" },
-	{ NULL },
+	{ NULL, NULL, NULL },
 };

@@ -324,5 +324,5 @@ const struct vm_case vm_cases[] = {
 	{ "release_frees", case_release_frees, "s" },
 	{ "inject_errors", case_inject_errors, "s" },
 	{ "fuzz_ioctl", case_fuzz_ioctl, "s" },
-	{ NULL },
+	{ NULL, NULL, NULL },
 };

@@ -287,5 +287,5 @@ const struct vm_case vm_cases[] = {
 	{ "basic_child_thread_pins_buffer", case_basic_child_thread_pins_buffer, "pn" },
 	{ "threads_concurrent_pins", case_threads_concurrent_pins, "pn" },
 	{ "threads_free_race", case_threads_free_race, "pn" },
-	{ NULL },
+	{ NULL, NULL, NULL },
 };
