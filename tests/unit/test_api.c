@@ -16,14 +16,22 @@
 
 #define MB (1024ul * 1024)
 
+/* What the cases share: the test backend's gdr_t and the fake GPU memory they pin. */
+static struct {
+	gdr_t g;
+	uint8_t *gpu;
+	size_t gpu_size;
+} api;
+
 static gdr_t open_test_backend(void)
 {
 	setenv("GDRCOPY_BACKEND", "test", 1);
 	return gdr_open();
 }
 
-static void test_versions(gdr_t g)
+static int case_versions(void)
 {
+	gdr_t g = api.g;
 	int major = -1, minor = -1;
 
 	gdr_runtime_get_version(&major, &minor);
@@ -37,9 +45,10 @@ static void test_versions(gdr_t g)
 	EXPECT_ERR(gdr_driver_get_version(g, &major, &minor), 0);
 	/* NCCL enables itself only with a driver >= 2.1. */
 	EXPECT(major == 2 && minor >= 1);
+	return TEST_PASS;
 }
 
-static void test_mapping_type_strings(void)
+static int case_mapping_type_strings(void)
 {
 	const char *s = NULL;
 
@@ -56,10 +65,12 @@ static void test_mapping_type_strings(void)
 	EXPECT_ERR(gdr_get_mapping_type_string((gdr_mapping_type_t)-1, &s), EINVAL);
 	EXPECT(!strcmp(s, "unchanged"));
 	EXPECT_ERR(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_WC, NULL), EINVAL);
+	return TEST_PASS;
 }
 
-static void test_attributes(gdr_t g)
+static int case_attributes(void)
 {
+	gdr_t g = api.g;
 	int v = 42, to = -1, from = -1;
 
 	EXPECT_ERR(gdr_get_attribute(NULL, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), EINVAL);
@@ -84,10 +95,13 @@ static void test_attributes(gdr_t g)
 	EXPECT(v & 1 << GDR_COPY_IMPL_GENERIC && v & 1 << GDR_COPY_IMPL_MEMCPY);
 	EXPECT(v & 1 << to && v & 1 << from);
 	EXPECT(!(v >> GDR_COPY_IMPL_COUNT));
+	return TEST_PASS;
 }
 
-static void test_pin_arguments(gdr_t g, void *gpu)
+static int case_pin_arguments(void)
 {
+	gdr_t g = api.g;
+	void *gpu = api.gpu;
 	gdr_mh_t mh = { 0x5a5a };
 	unsigned long a = (unsigned long)gpu;
 
@@ -110,10 +124,13 @@ static void test_pin_arguments(gdr_t g, void *gpu)
 	/* Nothing was written to the handle by any failure. */
 	EXPECT(mh.h == 0x5a5a);
 	EXPECT(fake_backend_pins == 0);
+	return TEST_PASS;
 }
 
-static void test_bad_handles(gdr_t g, void *gpu)
+static int case_bad_handles(void)
 {
+	gdr_t g = api.g;
+	void *gpu = api.gpu;
 	gdr_mh_t mh, stale, forged[] = { { 0 }, { 1 }, { ~0ul }, { 0x100000001ul }, { 12345678 } };
 	gdr_info_t info;
 	void *va = NULL;
@@ -157,6 +174,7 @@ static void test_bad_handles(gdr_t g, void *gpu)
 	}
 	EXPECT_ERR(gdr_unpin_buffer(NULL, mh), EINVAL);
 	EXPECT_ERR(gdr_get_info(NULL, mh, &info), EINVAL);
+	return TEST_PASS;
 }
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
@@ -165,8 +183,11 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 		p[i] = (uint8_t)(seed + i * 7);
 }
 
-static void test_pin_map_copy(gdr_t g, uint8_t *gpu, size_t gpu_size)
+static int case_pin_map_copy(void)
 {
+	gdr_t g = api.g;
+	uint8_t *gpu = api.gpu;
+	size_t gpu_size = api.gpu_size;
 	gdr_mh_t mh;
 	gdr_info_t info;
 	uint8_t *map = NULL, host[4096], back[4096];
@@ -243,10 +264,13 @@ static void test_pin_map_copy(gdr_t g, uint8_t *gpu, size_t gpu_size)
 	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
 	EXPECT_ERR(gdr_get_info(g, mh, &info), EINVAL);
 	EXPECT(fake_backend_pins == 0);
+	return TEST_PASS;
 }
 
-static void test_unaligned_pin(gdr_t g, uint8_t *gpu)
+static int case_unaligned_pin(void)
 {
+	gdr_t g = api.g;
+	uint8_t *gpu = api.gpu;
 	gdr_mh_t mh;
 	gdr_info_t info;
 	void *va = NULL;
@@ -259,10 +283,13 @@ static void test_unaligned_pin(gdr_t g, uint8_t *gpu)
 	EXPECT_ERR(gdr_map(g, mh, &va, 64), EINVAL);
 	EXPECT(va == NULL);
 	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	return TEST_PASS;
 }
 
-static void test_v1_get_info(gdr_t g, uint8_t *gpu)
+static int case_v1_get_info(void)
 {
+	gdr_t g = api.g;
+	uint8_t *gpu = api.gpu;
 	/* The v1 layout, as NCCL declares it; the library still exports the symbol. */
 	struct info_v1 {
 		uint64_t va, mapped_size;
@@ -284,10 +311,13 @@ static void test_v1_get_info(gdr_t g, uint8_t *gpu)
 	EXPECT_ERR(gdr_get_info_v1(g, mh, NULL), EINVAL);
 	EXPECT_ERR(gdr_get_info_v1(NULL, mh, &v1), EINVAL);
 	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	return TEST_PASS;
 }
 
-static void test_backend_failures(gdr_t g, uint8_t *gpu)
+static int case_backend_failures(void)
 {
+	gdr_t g = api.g;
+	uint8_t *gpu = api.gpu;
 	gdr_mh_t mh;
 	gdr_info_t info;
 	void *va;
@@ -311,14 +341,17 @@ static void test_backend_failures(gdr_t g, uint8_t *gpu)
 	EXPECT(!info.mapped);
 	fake_backend_fail_unpin = 0;
 	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	return TEST_PASS;
 }
 
 /*
  * Every function leaves its outputs as they were when it fails: for bad arguments, bad handles,
  * and a backend that scribbles on what it was given before failing.
  */
-static void test_outputs_untouched(gdr_t g, uint8_t *gpu)
+static int case_outputs_untouched(void)
 {
+	gdr_t g = api.g;
+	uint8_t *gpu = api.gpu;
 	const gdr_info_v2_t info_was = { .va = 0x1234, .mapped_size = 99, .page_size = 7 };
 	gdr_mh_t mh, bad = { 12345 }, out = { 0x5a5a };
 	gdr_info_v2_t info = info_was;
@@ -368,17 +401,19 @@ static void test_outputs_untouched(gdr_t g, uint8_t *gpu)
 	EXPECT_ERR(gdr_get_info_v2(g, mh, &info), 0);
 	EXPECT(!info.mapped);
 	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	return TEST_PASS;
 }
 
-static void test_close(void *gpu)
+static int case_close(void)
 {
+	void *gpu = api.gpu;
 	gdr_t g = gdr_open();
 	gdr_mh_t a, b;
 	void *va;
 
 	EXPECT(g != NULL);
 	if (!g)
-		return;
+		return TEST_FAIL;
 	EXPECT_ERR(gdr_close(NULL), EINVAL);
 	/* Close unmaps and unpins everything. */
 	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &a), 0);
@@ -393,50 +428,66 @@ static void test_close(void *gpu)
 	g = gdr_open();
 	EXPECT(g != NULL);
 	if (!g)
-		return;
+		return TEST_FAIL;
 	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &a), 0);
 	fake_backend_fail_unpin = EIO;
 	EXPECT_ERR(gdr_close(g), EIO);
 	fake_backend_fail_unpin = 0;
 	fake_backend_release_stuck();
 	EXPECT(fake_backend_pins == 0);
+	return TEST_PASS;
 }
 
-static void test_selection(void)
+static int case_selection(void)
 {
 	setenv("GDRCOPY_BACKEND", "no-such-backend", 1);
 	EXPECT(gdr_open() == NULL);
 	setenv("GDRCOPY_BACKEND", "test", 1);
+	return TEST_PASS;
 }
 
-int main(void)
+/* gdr_close of the gdr_t the cases before shared. */
+static int case_close_shared(void)
 {
-	size_t gpu_size = 4 * MB;
-	uint8_t *gpu = fake_gpu_alloc(gpu_size);
-	gdr_t g;
+	EXPECT_ERR(gdr_close(api.g), 0);
+	api.g = NULL;
+	return TEST_PASS;
+}
 
-	if (!gpu) {
+static const struct test_case cases[] = {
+	{ "versions", case_versions },
+	{ "mapping_type_strings", case_mapping_type_strings },
+	{ "attributes", case_attributes },
+	{ "pin_arguments", case_pin_arguments },
+	{ "bad_handles", case_bad_handles },
+	{ "pin_map_copy", case_pin_map_copy },
+	{ "unaligned_pin", case_unaligned_pin },
+	{ "v1_get_info", case_v1_get_info },
+	{ "backend_failures", case_backend_failures },
+	{ "outputs_untouched", case_outputs_untouched },
+	{ "close_shared", case_close_shared },
+	{ "close", case_close },
+	{ "selection", case_selection },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	int status;
+
+	api.gpu_size = 4 * MB;
+	api.gpu = fake_gpu_alloc(api.gpu_size);
+	if (!api.gpu) {
 		fprintf(stderr, "fake_gpu_alloc failed\n");
 		return TEST_FAIL;
 	}
-	g = open_test_backend();
-	if (!g) {
+	api.g = open_test_backend();
+	if (!api.g) {
 		fprintf(stderr, "gdr_open with the test backend failed\n");
 		return TEST_FAIL;
 	}
-	test_versions(g);
-	test_mapping_type_strings();
-	test_attributes(g);
-	test_pin_arguments(g, gpu);
-	test_bad_handles(g, gpu);
-	test_pin_map_copy(g, gpu, gpu_size);
-	test_unaligned_pin(g, gpu);
-	test_v1_get_info(g, gpu);
-	test_backend_failures(g, gpu);
-	test_outputs_untouched(g, gpu);
-	EXPECT_ERR(gdr_close(g), 0);
-	test_close(gpu);
-	test_selection();
-	fake_gpu_free(gpu);
-	return test_status();
+	/* In order: each case starts where the one before left the shared gdr_t. */
+	status = test_run(cases, argc, argv);
+	fake_gpu_free(api.gpu);
+	return status;
 }
