@@ -303,7 +303,6 @@ int test_child_exit(const struct test_child *opts, int (*fn)(void *), void *arg)
 		;
 	alarm(0);
 	timed_child = 0;
-	sigaction(SIGALRM, &old_sa, NULL);
 	drain(why[0], child_reason, sizeof(child_reason));
 	close(why[0]);
 
@@ -312,10 +311,12 @@ int test_child_exit(const struct test_child *opts, int (*fn)(void *), void *arg)
 		test_fail("timed out after %u s", opts->timeout_s);
 		ret = -1;
 	}
+	/* Still under on_alarm, which only interrupts the reaping when it hangs. */
 	if (opts->isolate && !reap_group(pid)) {
 		test_fail("the case left processes that do not die");
 		ret = -1;
 	}
+	sigaction(SIGALRM, &old_sa, NULL);
 	return ret;
 
 err_close:

@@ -2,7 +2,8 @@
 # make install as packagers and GDRCopy's users run it: "make -j8 prefix=... CUDA=... all install"
 # from a clean build installs exactly what a serial install does; GDRCopy's part targets (config,
 # version, lib_install, exes_install, driver + drv_install) with prefix=, libdir= and DESTDIR=;
-# gdrdrv's sources where DKMS looks. Everything goes into scratch directories.
+# install-tools and exes_install build no kernel module; gdrdrv's sources where DKMS looks.
+# Everything goes into scratch directories.
 #   test_install.sh SRCDIR BUILD CUDA
 set -u
 src=$1 build=$2 cuda=$3
@@ -64,6 +65,20 @@ if mk BUILD="$fresh" prefix=/usr libdir=/usr/lib64 DESTDIR="$dest" lib exes lib_
 	fi
 else
 	result fail lib_install-exes_install "$(grep -m 1 -iE 'error|\*\*\*' "$tmp/parts.log")"
+fi
+
+# The tools' install builds the tools, never the module, even where a kernel tree is there.
+kdir=$(ls -d /lib/modules/*/build 2>/dev/null | head -n 1)
+if [ -z "$kdir" ]; then
+	result skip tools-install-no-module "no kernel build tree (linux-headers) to leave alone"
+elif ! mk -n BUILD="$tmp/tools-only" KDIR="$kdir" DESTDIR="$tmp/tools-only-dest" install-tools \
+	exes_install >"$tmp/tools-only.log" 2>&1; then
+	result fail tools-install-no-module "make -n install-tools: $(tail -n 1 "$tmp/tools-only.log")"
+elif grep -v '^  CONFIG  ' "$tmp/tools-only.log" | grep -qE -- '-C kernel|gdrdrv\.ko'; then
+	result fail tools-install-no-module "install-tools builds gdrdrv.ko: $(grep -v '^  CONFIG  ' \
+		"$tmp/tools-only.log" | grep -m 1 -E -- '-C kernel|gdrdrv\.ko')"
+else
+	result pass tools-install-no-module "against $kdir"
 fi
 
 if mk BUILD="$fresh" DESTDIR="$tmp/dkms" install-dkms >"$tmp/dkms.log" 2>&1 &&
