@@ -119,7 +119,6 @@ LIB_STATIC := $(LIB_DIR)/libgdrapi.a
 TOOLS_BIN := $(BUILD)/bin
 SIM_CUDA_DIR := $(BUILD)/sim/cuda
 SIM_CUDA_LIB := $(SIM_CUDA_DIR)/libcuda.so.1
-TEST_LIB_SH := $(BUILD)/tests/harness/harness.sh
 HARNESS_OBJS := $(addprefix $(OBJ)/tests/harness/,harness.o process.o simgpu.o)
 # The CUDA driver for test programs: the library's loader and the tests' own entry points.
 TESTCUDA_OBJS := $(OBJ)/tests/harness/testcuda.o $(OBJ)/src/cuda.o $(OBJ)/src/log.o
@@ -131,7 +130,8 @@ KBUILD_DIR := $(BUILD)/kbuild
 BUILD_DEBS :=
 CHECK_DEBS :=
 
-# The library first: every other part builds on it. The rest, in any order (see above).
+# The library first: every other part builds on it. The rest, in any order (see above):
+# GDR_FRAGMENT_ORDER=reverse reads them the other way round, as tests/build checks.
 GDR_FRAGMENTS := $(sort $(wildcard src/backends/*.mk tools/*.mk tests/*/*.mk kernel/*.mk \
 	packaging/*.mk))
 include src/lib.mk

@@ -4,5 +4,4 @@
 
 # Every test program includes the harness's headers.
 $(OBJ)/tests/%.o: ALL_CFLAGS += -Itests/harness
-# cuda_vmm.c calls CUDA itself: only programs linked with libcuda (the simulator) use it.
-$(CUDA_VMM_OBJ): ALL_CFLAGS += -Itests/sim/cuda
+# cuda_vmm.o calls CUDA itself: only programs linked with libcuda (the simulator) link it.
