@@ -1,14 +1,23 @@
 # gdrcopy: top-level build. Non-recursive: each part adds its own targets in its own .mk file.
-#   make                 the library (and tools, and the kernel module where headers exist)
+#   make                 the library, the tools, and the kernel module where kernel headers exist
 #   make run             build, then gdrcopy_info and a short demonstration (tools/demo.sh): on
 #                        the GPU here, or on the simulated GPU where there is none
-#   make check           tiers 1 (unit) and 2 (VM); installs the Debian packages they need
+#   make check           tier 1 (unit), tier 2 (VM), gdrdrv's other builds, the other
+#                        architectures and the packages; installs the Debian packages they need
 #   make test            tier 1 only, installing nothing (what package builds run)
 #   make check-gpu       tier 3, on a machine with an NVIDIA GPU
-# Variables: BUILD= (output dir), CUDA= (toolkit, default /usr/local/cuda, else /usr where
-# Debian's nvidia-cuda-dev put cuda.h), V=1 (show commands), WERROR=0 (warnings are not
-# errors), SANITIZE=1 (ASan + UBSan), VULKAN=0 (leave the vulkan backend out), CC=,
-# CROSS_COMPILE=. GDRCopy's own targets and variables work too (packaging/gdrcopy.mk).
+# Options, each reported in the summary a build starts with ("  CONFIG ..." lines):
+#   VULKAN=0             leave the vulkan backend out (gdr_open says so)
+#   TOOLS=0              leave the tools out
+#   CUDA=<dir>           the CUDA toolkit (default /usr/local/cuda, else /usr where Debian's
+#                        nvidia-cuda-dev put cuda.h); CUDA_INCLUDE= (default $(CUDA)/include)
+#                        where cuda.h is. Without it the library has the gdrdrv backend alone,
+#                        and the tools and tests are left out. NVCC= (default $(CUDA)/bin/nvcc)
+#                        builds gdrcopy_pplat and the GPU tier's kernels
+#   KDIR=<dir>           the kernel build tree for gdrdrv (default: the running kernel's)
+# Other variables: BUILD= (output dir), V=1 (show commands), WERROR=0 (warnings are not
+# errors), SANITIZE=1 (ASan + UBSan), CC=, CXX=, CROSS_COMPILE=. GDRCopy's own targets and
+# variables work too (packaging/gdrcopy.mk).
 
 VERSION_MAJOR := $(shell awk '/^\#define GDR_API_MAJOR_VERSION/ {print $$3}' include/gdrapi.h)
 VERSION_MINOR := $(shell awk '/^\#define GDR_API_MINOR_VERSION/ {print $$3}' include/gdrapi.h)
@@ -16,8 +25,6 @@ VERSION := $(VERSION_MAJOR).$(VERSION_MINOR)
 
 BUILD ?= build
 OBJ := $(BUILD)/obj
-CUDA ?= $(if $(wildcard /usr/local/cuda/include/cuda.h),/usr/local/cuda,$(if \
-	$(wildcard /usr/include/cuda.h),/usr,/usr/local/cuda))
 WERROR ?= 1
 SANITIZE ?= 0
 CROSS_COMPILE ?=
@@ -28,6 +35,19 @@ ifeq ($(origin CXX),default)
 CXX := $(CROSS_COMPILE)g++
 endif
 AR := $(CROSS_COMPILE)ar
+
+# The options. CUDA's headers are needed by the CUDA backends (dmabuf, vulkan), the tools and
+# the tests; the library's gdrdrv backend and the kernel module need none.
+VULKAN ?= 1
+TOOLS ?= 1
+CUDA ?= $(if $(wildcard /usr/local/cuda/include/cuda.h),/usr/local/cuda,$(if \
+	$(wildcard /usr/include/cuda.h),/usr,/usr/local/cuda))
+CUDA_INCLUDE ?= $(CUDA)/include
+NVCC ?= $(CUDA)/bin/nvcc
+HAVE_CUDA_H := $(if $(wildcard $(CUDA_INCLUDE)/cuda.h),1,0)
+HAVE_NVCC := $(if $(wildcard $(NVCC)),1,0)
+CUDA_PARTS := $(HAVE_CUDA_H)
+BUILD_TOOLS := $(if $(filter 1,$(TOOLS)),$(CUDA_PARTS),0)
 
 ifeq ($(V),1)
 Q :=
@@ -55,51 +75,93 @@ else
 SAN_CFLAGS :=
 endif
 BASE_CFLAGS := -std=gnu11 -fPIC -pthread -D_GNU_SOURCE -Iinclude -Isrc -Ikernel/include/uapi \
-	-I$(CUDA)/include $(WARN_CFLAGS) $(SAN_CFLAGS) -MMD -MP
+	$(if $(filter 1,$(HAVE_CUDA_H)),-I$(CUDA_INCLUDE)) $(WARN_CFLAGS) $(SAN_CFLAGS) -MMD -MP
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS = -pthread $(SAN_CFLAGS) $(LDFLAGS)
 
 .PHONY: all check check-gpu deps clean run test test-build check-build check-build-sanitize
 all:
+comma := ,
+empty :=
 
-# Everything but these goals compiles against CUDA's headers: say so before the compiler does.
-NO_CUDA_GOALS := clean deps uninstall config version help
-ifeq ($(wildcard $(CUDA)/include/cuda.h),)
-ifneq ($(filter-out $(NO_CUDA_GOALS),$(or $(MAKECMDGOALS),all)),)
-$(error no include/cuda.h under $(CUDA): set CUDA= to the toolkit)
+# The tests need CUDA's headers: say so before a compiler does.
+TEST_GOALS := test check test-build check-build check-build-sanitize check-gpu run
+ifeq ($(HAVE_CUDA_H),0)
+ifneq ($(filter $(TEST_GOALS),$(MAKECMDGOALS)),)
+$(error no cuda.h in $(CUDA_INCLUDE), which the tests need: set CUDA= (the toolkit) or CUDA_INCLUDE=)
 endif
 endif
 
 # What the objects are built with. When it changes (make CC=clang over a gcc build, other
 # CFLAGS, another CUDA, VULKAN=0) the file is rewritten, which makes every object out of date.
 BUILD_CONFIG := $(BUILD)/config.txt
-# test-build: what tier 1 needs (the .mk files add theirs); check-build: that and tier 2's.
+# Two sets of tests, each part adding its own: TEST_TESTS, tier 1, which make test runs inside
+# package builds and so installs, downloads and boots nothing (test-build builds it);
+# CHECK_TESTS, what make check runs besides (check-build builds it): the VM tiers, gdrdrv's
+# kernel builds, the other architectures, the packages. SANITIZE_TESTS are tier-1 programs,
+# named as in the plain build, that make check runs again from the ASan + UBSan build.
 test-build:
 check-build: test-build
 check-build-sanitize:
-
-# Debian packages: BUILD_DEBS to build, CHECK_DEBS to run tiers 1 and 2. The .mk files add theirs.
-BUILD_DEBS :=
-CHECK_DEBS :=
-# Test programs for the runner, in run order; the .mk files add theirs. SANITIZE_TESTS are
-# named as in the plain build and run from the ASan + UBSan build.
+TEST_TESTS :=
 CHECK_TESTS :=
 SANITIZE_TESTS :=
 
+# Where each part puts what other parts use. A target or prerequisite is expanded when make
+# reads it, so a fragment names another part's products only through these (or by a target's
+# name): the fragments work in whatever order they are read.
+LIB_SONAME := libgdrapi.so.$(VERSION_MAJOR)
+LIB_REAL := libgdrapi.so.$(VERSION)
+LIB_DIR := $(BUILD)/lib
+LIB_SHARED := $(LIB_DIR)/$(LIB_REAL)
+LIB_STATIC := $(LIB_DIR)/libgdrapi.a
+TOOLS_BIN := $(BUILD)/bin
+SIM_CUDA_DIR := $(BUILD)/sim/cuda
+SIM_CUDA_LIB := $(SIM_CUDA_DIR)/libcuda.so.1
+HARNESS_OBJS := $(addprefix $(OBJ)/tests/harness/,harness.o process.o simgpu.o)
+# The CUDA driver for test programs: the library's loader and the tests' own entry points.
+TESTCUDA_OBJS := $(OBJ)/tests/harness/testcuda.o $(OBJ)/src/cuda.o $(OBJ)/src/log.o
+FORK_CHECK_OBJ := $(OBJ)/tests/harness/fork_check.o
+CUDA_VMM_OBJ := $(OBJ)/tests/harness/cuda_vmm.o
+KBUILD_DIR := $(BUILD)/kbuild
+
+# Debian packages: BUILD_DEBS to build, CHECK_DEBS to run make check. The .mk files add theirs.
+BUILD_DEBS :=
+CHECK_DEBS :=
+
+# The library first: every other part builds on it. The rest, in any order (see above):
+# GDR_FRAGMENT_ORDER=reverse reads them the other way round, as tests/build checks.
+GDR_FRAGMENTS := $(sort $(wildcard src/backends/*.mk tools/*.mk tests/*/*.mk kernel/*.mk \
+	packaging/*.mk))
 include src/lib.mk
--include $(sort $(wildcard src/backends/*.mk))
--include $(sort $(wildcard tools/*.mk))
--include $(sort $(wildcard tests/*/*.mk))
--include $(sort $(wildcard kernel/*.mk))
--include $(sort $(wildcard packaging/*.mk))
+include $(if $(filter reverse,$(GDR_FRAGMENT_ORDER)),$(shell printf '%s\n' $(GDR_FRAGMENTS) | \
+	tac),$(GDR_FRAGMENTS))
 
 BUILD_CONFIG_NOW := CC=$(CC) $(shell $(CC) -dumpfullversion -dumpversion 2>/dev/null) \
 	CXX=$(CXX) NVCC=$(NVCC) CFLAGS=$(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
-	LDFLAGS=$(ALL_LDFLAGS) VULKAN=$(VULKAN)
+	LDFLAGS=$(ALL_LDFLAGS) VULKAN=$(VULKAN) CUDA_INCLUDE=$(CUDA_INCLUDE)
 ifneq ($(file <$(BUILD_CONFIG)),$(BUILD_CONFIG_NOW))
 $(shell mkdir -p $(BUILD))
 $(file >$(BUILD_CONFIG),$(BUILD_CONFIG_NOW))
+endif
+
+# The summary: what this build has and leaves out, and why, once per make run that builds.
+config_library = library: backends $(LIB_BACKENDS); copy routines for $(ARCH_DIR)
+config_cuda = CUDA headers: $(if $(filter 1,$(HAVE_CUDA_H)),$(CUDA_INCLUDE),none in \
+	$(CUDA_INCLUDE) (set CUDA= or CUDA_INCLUDE=): no dmabuf or vulkan backend$(comma) no \
+	tools$(comma) no tests)
+config_tools = tools: $(if $(filter 1,$(BUILD_TOOLS)),yes$(if $(filter 0,$(HAVE_NVCC)),$(comma) \
+	without gdrcopy_pplat (no $(NVCC): set NVCC= or CUDA=)),no ($(if $(filter 0,$(TOOLS)),TOOLS=0,no \
+	CUDA headers)))
+config_gdrdrv = gdrdrv.ko: $(if $(KDIR),against $(KDIR),not built: no kernel build tree for \
+	$(shell uname -r) (install its headers or give KDIR=))
+# Not under -s: a make that answers a question (tests/cross asks for lists) prints only that.
+MAKE_SHORT_FLAGS := $(filter-out -% %=%,$(firstword $(MAKEFLAGS)))
+ifeq ($(MAKELEVEL)$(findstring s,$(MAKE_SHORT_FLAGS)),0)
+ifneq ($(filter-out clean deps uninstall config version help,$(or $(MAKECMDGOALS),all)),)
+$(foreach line,library cuda tools gdrdrv,$(info $(empty)  CONFIG  $(config_$(line))))
+endif
 endif
 
 $(OBJ)/%.o: %.c $(BUILD_CONFIG)
@@ -110,20 +172,15 @@ $(OBJ)/%.o: %.c $(BUILD_CONFIG)
 deps:
 	$(Q)tests/install-deps.sh $(sort $(BUILD_DEBS) $(CHECK_DEBS))
 
-# Tier 1 twice (plain, then ASan + UBSan), then tier 2, under one runner and one summary line.
+# Tier 1 twice (plain, then ASan + UBSan) and the rest of make check, under one runner and one
+# summary line.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all check-build
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/sanitize SANITIZE=1 check-build-sanitize
-	$(Q)tests/run-tests.sh $(CHECK_TESTS) $(subst $(BUILD)/,$(BUILD)/sanitize/,$(SANITIZE_TESTS))
+	$(Q)tests/run-tests.sh $(TEST_TESTS) $(CHECK_TESTS) \
+		$(subst $(BUILD)/,$(BUILD)/sanitize/,$(SANITIZE_TESTS))
 
-# Tier 1 from the plain build, installing nothing: no packages, no VM, no cross builds, no
-# package builds (debian/rules and the RPM's %check run it inside a package build). A test that
-# misses something skips, saying what.
-# test_gdrdrv_build.sh builds the module with the kernel's own make under this make's variables,
-# which a package build sets (CFLAGS=, KDIR=): make check and DKMS build the module instead.
-NOT_TEST_TESTS = $(PKG_TEST) $(INSTALL_TEST) $(CROSS_TESTS) $(VM_TIERS) $(VM_TIERS_612) $(KBUILD_TESTS) \
-	tests/unit/test_gdrdrv_build.sh
-TEST_TESTS = $(filter-out $(NOT_TEST_TESTS),$(CHECK_TESTS))
+# Tier 1 from the plain build. A test that misses something skips, saying what.
 test: all test-build
 	$(Q)tests/run-tests.sh $(TEST_TESTS)
 

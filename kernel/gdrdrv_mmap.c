@@ -112,20 +112,6 @@ out_unlock:
 	return ret;
 }
 
-/*
- * Remove every CPU mapping of mr, VMAs stay. Caller holds mr->sem. Without a VMA there is none,
- * and mr may not even have its handle yet (the free callback can come while it is pinned).
- */
-void gdrdrv_mr_zap(struct gdrdrv_mr *mr)
-{
-	lockdep_assert_held(&mr->sem);
-	if (!mr->nr_vmas)
-		return;
-	/* The whole handle range: a mapping may have been split or moved, never beyond it. */
-	unmap_mapping_range(&mr->file->mapping, (loff_t)mr->handle << PAGE_SHIFT,
-			    mr->mapped_size, 1);
-}
-
 static void gdrdrv_vma_open(struct vm_area_struct *vma)
 {
 	struct gdrdrv_mr *mr = vma->vm_private_data;
@@ -159,86 +145,6 @@ static void gdrdrv_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 #else
 	vma->vm_flags |= flags;
 #endif
-}
-
-/* The run of physically contiguous pages from entry i: its start and length; the next entry. */
-static u32 gdrdrv_run(const struct nvidia_p2p_page_table *pt, u32 i, u64 *phys, u64 *len)
-{
-	*phys = pt->pages[i]->physical_address;
-	*len = GDRDRV_GPU_PAGE_SIZE;
-	for (i++; i < pt->entries && pt->pages[i]->physical_address == *phys + *len; i++)
-		*len += GDRDRV_GPU_PAGE_SIZE;
-	return i;
-}
-
-static void gdrdrv_free_wc_runs(const struct nvidia_p2p_page_table *pt, u32 end)
-{
-	u64 phys, len;
-	u32 i = 0;
-
-	while (i < end) {
-		i = gdrdrv_run(pt, i, &phys, &len);
-		arch_io_free_memtype_wc(phys, len);
-	}
-}
-
-/*
- * Whether the kernel keeps its own memory type for pfn, which gdrdrv must leave alone: RAM. The
- * proprietary flavor cannot ask page_is_ram(), which is GPL-only, nor call pfn_valid() itself,
- * which takes rcu_read_unlock_strict() (GPL-only) in Debian's 5.10; virt_addr_valid() asks
- * pfn_valid() inside the kernel. It also answers yes for device memory with struct pages
- * (ZONE_DEVICE), whose owner set its type. Only x86 PAT reserves memory types.
- */
-static bool gdrdrv_pfn_has_kernel_memtype(unsigned long pfn)
-{
-#ifdef GDRDRV_NVIDIA_OPENSOURCE
-	return page_is_ram(pfn);
-#elif defined(CONFIG_X86)
-	return virt_addr_valid(pfn_to_kaddr(pfn));
-#else
-	return true;
-#endif
-}
-
-/*
- * Under x86 PAT a PFN inserted at fault time gets the memory type recorded for its physical
- * range, UC- for MMIO nobody claimed: record WC for the pin's pages, as DRM drivers do for their
- * apertures. RAM (the test provider's pages) keeps its own type. A no-op without PAT. On failure
- * the mapping gets whatever type PAT has, as with GDRCopy. Caller holds mr->sem.
- */
-void gdrdrv_mr_reserve_wc(struct gdrdrv_mr *mr)
-{
-	const struct nvidia_p2p_page_table *pt = mr->page_table;
-	u64 phys, len;
-	u32 i = 0;
-
-	lockdep_assert_held(&mr->sem);
-	if (!pt->entries ||
-	    gdrdrv_pfn_has_kernel_memtype(pt->pages[0]->physical_address >> PAGE_SHIFT))
-		return;
-	while (i < pt->entries) {
-		u32 next = gdrdrv_run(pt, i, &phys, &len);
-		int ret = arch_io_reserve_memtype_wc(phys, len);
-
-		if (ret) {
-			gdrdrv_dbg("handle 0x%llx: no WC memory type for 0x%llx+0x%llx: %d\n",
-				   mr->handle, phys, len, ret);
-			gdrdrv_free_wc_runs(pt, i);
-			return;
-		}
-		i = next;
-	}
-	mr->wc_reserved = true;
-}
-
-/* Undo gdrdrv_mr_reserve_wc() once no entry maps the pages. Caller holds mr->sem. */
-void gdrdrv_mr_release_wc(struct gdrdrv_mr *mr)
-{
-	lockdep_assert_held(&mr->sem);
-	if (!mr->wc_reserved)
-		return;
-	gdrdrv_free_wc_runs(mr->page_table, mr->page_table->entries);
-	mr->wc_reserved = false;
 }
 
 /*

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Memory regions: pinning through nvidia_p2p, the per-file table of MRs and its handles, the
- * free callback, and unpinning.
+ * Memory regions: pinning through nvidia_p2p (with the memory type its pages get under x86 PAT),
+ * the per-file table of MRs and its handles, the free callback, and unpinning, which take the
+ * pages away from CPU mappings. gdrdrv_mmap.c builds on this file, never the other way round.
  */
 #include "gdrdrv_priv.h"
 
 #include <linux/atomic.h>
+#include <linux/io.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
@@ -94,6 +96,119 @@ static void gdrdrv_mr_end_put(struct gdrdrv_mr *mr)
 }
 
 /*
+ * Remove every CPU mapping of mr, VMAs stay. Caller holds mr->sem. Without a VMA there is none,
+ * and mr may not even have its handle yet (the free callback can come while it is pinned).
+ */
+static void gdrdrv_mr_zap(struct gdrdrv_mr *mr)
+{
+	lockdep_assert_held(&mr->sem);
+	if (!mr->nr_vmas)
+		return;
+	/* The whole handle range: a mapping may have been split or moved, never beyond it. */
+	unmap_mapping_range(&mr->file->mapping, (loff_t)mr->handle << PAGE_SHIFT,
+			    mr->mapped_size, 1);
+}
+
+/* The run of physically contiguous pages from entry i: its start and length; the next entry. */
+static u32 gdrdrv_run(const struct nvidia_p2p_page_table *pt, u32 i, u64 *phys, u64 *len)
+{
+	*phys = pt->pages[i]->physical_address;
+	*len = GDRDRV_GPU_PAGE_SIZE;
+	for (i++; i < pt->entries && pt->pages[i]->physical_address == *phys + *len; i++)
+		*len += GDRDRV_GPU_PAGE_SIZE;
+	return i;
+}
+
+static void gdrdrv_free_wc_runs(const struct nvidia_p2p_page_table *pt, u32 end)
+{
+	u64 phys, len;
+	u32 i = 0;
+
+	while (i < end) {
+		i = gdrdrv_run(pt, i, &phys, &len);
+		arch_io_free_memtype_wc(phys, len);
+	}
+}
+
+/*
+ * Whether the kernel keeps its own memory type for pfn, which gdrdrv must leave alone: RAM. The
+ * proprietary flavor cannot ask page_is_ram(), which is GPL-only, nor call pfn_valid() itself,
+ * which takes rcu_read_unlock_strict() (GPL-only) in Debian's 5.10; virt_addr_valid() asks
+ * pfn_valid() inside the kernel. It also answers yes for device memory with struct pages
+ * (ZONE_DEVICE), whose owner set its type. Only x86 PAT reserves memory types.
+ */
+static bool gdrdrv_pfn_has_kernel_memtype(unsigned long pfn)
+{
+#ifdef GDRDRV_NVIDIA_OPENSOURCE
+	return page_is_ram(pfn);
+#elif defined(CONFIG_X86)
+	return virt_addr_valid(pfn_to_kaddr(pfn));
+#else
+	return true;
+#endif
+}
+
+/*
+ * Under x86 PAT a PFN inserted at fault time gets the memory type recorded for its physical
+ * range, UC- for MMIO nobody claimed: record WC for the pin's pages, as DRM drivers do for their
+ * apertures. RAM (the test provider's pages) keeps its own type. A no-op without PAT. On failure
+ * the mapping gets whatever type PAT has, as with GDRCopy. Caller holds mr->sem.
+ */
+static void gdrdrv_mr_reserve_wc(struct gdrdrv_mr *mr)
+{
+	const struct nvidia_p2p_page_table *pt = mr->page_table;
+	u64 phys, len;
+	u32 i = 0;
+
+	lockdep_assert_held(&mr->sem);
+	if (!pt->entries ||
+	    gdrdrv_pfn_has_kernel_memtype(pt->pages[0]->physical_address >> PAGE_SHIFT))
+		return;
+	while (i < pt->entries) {
+		u32 next = gdrdrv_run(pt, i, &phys, &len);
+		int ret = arch_io_reserve_memtype_wc(phys, len);
+
+		if (ret) {
+			gdrdrv_dbg("handle 0x%llx: no WC memory type for 0x%llx+0x%llx: %d\n",
+				   mr->handle, phys, len, ret);
+			gdrdrv_free_wc_runs(pt, i);
+			return;
+		}
+		i = next;
+	}
+	mr->wc_reserved = true;
+}
+
+/* Undo gdrdrv_mr_reserve_wc() once no entry maps the pages. Caller holds mr->sem. */
+static void gdrdrv_mr_release_wc(struct gdrdrv_mr *mr)
+{
+	lockdep_assert_held(&mr->sem);
+	if (!mr->wc_reserved)
+		return;
+	gdrdrv_free_wc_runs(mr->page_table, mr->page_table->entries);
+	mr->wc_reserved = false;
+}
+
+/*
+ * Take mr's page table away from its CPU mappings, with mr->sem held for writing: zap them
+ * (later touches get SIGBUS), drop the table's WC reservation, and hand the table to the caller,
+ * who frees it (the free callback) or gives it back to NVIDIA (unpin). NULL when mr has none:
+ * then no entry can map its pages either, since faults find no table.
+ */
+static struct nvidia_p2p_page_table *gdrdrv_mr_take_pages(struct gdrdrv_mr *mr)
+{
+	struct nvidia_p2p_page_table *pt = mr->page_table;
+
+	lockdep_assert_held(&mr->sem);
+	if (!pt)
+		return NULL;
+	gdrdrv_mr_zap(mr);
+	gdrdrv_mr_release_wc(mr);
+	mr->page_table = NULL;
+	return pt;
+}
+
+/*
  * NVIDIA revokes the pages (the memory was freed before unpin). Runs with NVIDIA's locks held:
  * takes only mr->sem, and must not call put_pages. Once it returns the table is freed.
  *
@@ -105,6 +220,7 @@ static void gdrdrv_mr_end_put(struct gdrdrv_mr *mr)
  */
 static void gdrdrv_free_callback(void *data)
 {
+	struct nvidia_p2p_page_table *pt;
 	struct gdrdrv_mr *mr = data;
 	bool end_put;
 	u64 va;
@@ -112,12 +228,10 @@ static void gdrdrv_free_callback(void *data)
 	__module_get(THIS_MODULE);
 	down_write(&mr->sem);
 	mr->cb_flag = true;
-	if (mr->page_table) {
-		/* Later CPU touches get SIGBUS: the BAR1 space is about to be reused. */
-		gdrdrv_mr_zap(mr);
-		gdrdrv_mr_release_wc(mr);
-		nvidia_p2p_free_page_table(mr->page_table);
-		mr->page_table = NULL;
+	/* The BAR1 space is about to be reused. */
+	pt = gdrdrv_mr_take_pages(mr);
+	if (pt) {
+		nvidia_p2p_free_page_table(pt);
 		atomic64_dec(&gdrdrv_tables);
 	}
 	end_put = gdrdrv_mr_take_put_pending(mr);
@@ -215,18 +329,14 @@ out_unlock:
 	return ret;
 }
 
-/* Zap mr's CPU mappings (later touches get SIGBUS) and take its table, if it still has one. */
+/* Mark mr unpinned and take its table, if it still has one (gdrdrv_mr_take_pages). */
 static struct nvidia_p2p_page_table *gdrdrv_mr_detach(struct gdrdrv_mr *mr)
 {
 	struct nvidia_p2p_page_table *pt;
 
 	down_write(&mr->sem);
 	mr->unpinned = true;
-	gdrdrv_mr_zap(mr);
-	if (mr->page_table)
-		gdrdrv_mr_release_wc(mr);
-	pt = mr->page_table;
-	mr->page_table = NULL;
+	pt = gdrdrv_mr_take_pages(mr);
 	up_write(&mr->sem);
 	return pt;
 }

@@ -168,9 +168,6 @@ int gdrdrv_mr_query(struct gdrdrv_file *fp, u64 handle, struct gdrdrv_mr_state *
 
 /* gdrdrv_mmap.c */
 int gdrdrv_mmap(struct file *filp, struct vm_area_struct *vma);
-void gdrdrv_mr_zap(struct gdrdrv_mr *mr);
-void gdrdrv_mr_reserve_wc(struct gdrdrv_mr *mr);
-void gdrdrv_mr_release_wc(struct gdrdrv_mr *mr);
 int gdrdrv_mr_request_type(struct gdrdrv_file *fp, u64 handle, gdr_mr_type_t type);
 
 /* gdrdrv_ioctl.c */

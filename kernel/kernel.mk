@@ -1,7 +1,6 @@
 # gdrdrv.ko from the top level. "make modules" builds $(GDRDRV_KO) against KDIR (default: the
-# running kernel's build tree, if installed); plain "make" does too where KDIR exists, and says
-# in one line why it skips the module where not. NVIDIA_SRC_DIR, NVIDIA_FLAVOR (or
-# NVIDIA_IS_OPENSOURCE) and NVIDIA_SYMVERS as in kernel/Makefile.
+# running kernel's build tree, if installed); plain "make" does too where KDIR exists.
+# NVIDIA_SRC_DIR, NVIDIA_FLAVOR (or NVIDIA_IS_OPENSOURCE) and NVIDIA_SYMVERS as in kernel/Makefile.
 # For other parts: GDRDRV_KO is the module's path; "$(MAKE) modules KDIR=... GDRDRV_OUT=..." builds
 # it for another kernel (e.g. the VM tier's) into another directory.
 
@@ -32,11 +31,7 @@ modules:
 modules-clean:
 	$(Q)$(MAKE) --no-print-directory -C kernel $(GDRDRV_KBUILD_VARS) clean
 
+# Where there is no KDIR, the build's summary (the top Makefile) says why the module is not built.
 ifneq ($(KDIR),)
 all: modules
-else
-all: modules-skipped
-.PHONY: modules-skipped
-modules-skipped:
-	@echo "  SKIP    gdrdrv.ko: no kernel headers for $$(uname -r) (give KDIR=<kernel build dir>)"
 endif

@@ -77,7 +77,7 @@ install-lib: $(LIB_SHARED) $(LIB_STATIC) $(PC_FILE)
 
 # The tools and their pages wait for every tool to be built, so that make -j install installs
 # what a serial one does.
-install-tools: tools
+install-tools: $(if $(filter 1,$(BUILD_TOOLS)),tools)
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(BINDIR)
 	$(Q)for t in $(INSTALL_TOOLS); do \
 		[ -x $(BUILD)/bin/$$t ] || continue; \
@@ -102,7 +102,7 @@ install-man-lib:
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	$(Q)$(foreach p,$(MAN_PAGES_LIB),$(call install_man_page,$(p),$(subst .,,$(suffix $(p))));)
 
-install-man-tools: tools
+install-man-tools: $(if $(filter 1,$(BUILD_TOOLS)),tools)
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(MANDIR)/man1
 	$(Q)$(foreach p,$(MAN_PAGES_1), \
 		tool=$$(sed -n 's|^\.so man1/\(.*\)\.1$$|\1|p' $(p)); \

@@ -1,10 +1,18 @@
-# The GDRCopy tools: gdrcopy_sanity, gdrcopy_copybw, gdrcopy_copylat, gdrcopy_apiperf (C, CUDA
-# driver API) and gdrcopy_pplat (CUDA, built only where nvcc exists), with GDRCopy's legacy names
-# as symlinks. None links libcuda: tools/cuda_loader.c binds their CUDA calls to libcuda.so.1 at
-# run time (the NVIDIA driver's, or the simulated one of tests/sim/cuda through LD_LIBRARY_PATH),
-# so they start, and explain themselves, where there is no driver.
+# The tools: gdrcopy_info (the backend report), gdrcopy_sanity, gdrcopy_copybw, gdrcopy_copylat,
+# gdrcopy_apiperf (C, CUDA driver API) and gdrcopy_pplat (CUDA, built only where nvcc exists),
+# with GDRCopy's legacy names as symlinks, in TOOLS_BIN (the top Makefile). None links libcuda:
+# tools/cuda_loader.c binds their CUDA calls to libcuda.so.1 at run time (the NVIDIA driver's,
+# or the simulated one of tests/sim/cuda through LD_LIBRARY_PATH), so they start, and explain
+# themselves, where there is no driver. TOOLS=0, or no CUDA headers, leaves them out of "all".
 
-comma := ,
+# Tools find the library beside them in the build tree ($ORIGIN/../lib) and in the system paths.
+TOOLS_RPATH := -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/../lib'
+
+$(TOOLS_BIN)/gdrcopy_info: $(OBJ)/tools/gdrcopy_info.o $(LIB_SHARED)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(LIB_DIR) -lgdrapi $(TOOLS_RPATH)
+
 # The helpers of common.h, one file per concept.
 TOOLS_COMMON_OBJS := $(addprefix $(OBJ)/tools/,output.o options.o cuda_loader.o cuda_device.o \
 	gpu_alloc.o gdr_tool.o stats.o pattern.o sweep.o)
@@ -23,7 +31,9 @@ $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)): $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
 
 .PHONY: tools
 tools: $(TOOLS_BIN)/gdrcopy_info $(addprefix $(TOOLS_BIN)/,$(TOOLS_C))
+ifeq ($(BUILD_TOOLS),1)
 all: tools
+endif
 
 # gdrcopy_demo, for make run (tools/demo.sh): in the tree only, never installed.
 TOOLS_DEMO := $(BUILD)/demo/gdrcopy_demo
@@ -35,11 +45,9 @@ $(TOOLS_DEMO): $(OBJ)/tools/demo.o $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
 # pplat: the GPU kernel needs nvcc; the host side links with the C++ compiler and the static
 # CUDA runtime, as nvcc would, so the tools' RPATH applies. PPLAT_GENCODE: PTX for any GPU from
 # Turing on (the driver compiles it at load) and SASS for Hopper (the test H200).
-NVCC ?= $(CUDA)/bin/nvcc
 PPLAT_GENCODE ?= -gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90
-TOOLS_CXX ?= g++
 
-ifneq ($(wildcard $(NVCC)),)
+ifeq ($(HAVE_NVCC),1)
 $(OBJ)/tools/pplat.o: tools/pplat.cu tools/common.h include/gdrapi.h $(BUILD_CONFIG)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
@@ -49,13 +57,8 @@ $(OBJ)/tools/pplat.o: tools/pplat.cu tools/common.h include/gdrapi.h $(BUILD_CON
 $(TOOLS_BIN)/gdrcopy_pplat: $(OBJ)/tools/pplat.o $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(TOOLS_CXX) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
+	$(Q)$(CXX) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
 		-L$(CUDA)/lib64 -lcudart_static -ldl -lrt $(TOOLS_RPATH)
 
 tools: $(TOOLS_BIN)/gdrcopy_pplat
-else
-.PHONY: pplat-not-built
-pplat-not-built:
-	@echo "  NOTE    $(NVCC) not found: gdrcopy_pplat not built (set CUDA= or NVCC=)"
-tools: pplat-not-built
 endif

@@ -5,8 +5,7 @@
 # architecture's gcc, which replaces the host's toolchain. But its files are enough: the
 # arch-independent half (linux-headers-<abi>-common) and the kbuild scripts (linux-kbuild, a
 # Multi-Arch: foreign package) are the host's own, of the same version. So this downloads the one
-# package with apt-get into a private state directory (the system's apt configuration and dpkg
-# database are not touched), unpacks it under OUT, and points its scripts at the host's kbuild.
+# package (apt_private.sh), unpacks it under OUT, and points its scripts at the host's kbuild.
 # Exit 0 built, 77 not possible here (the last line says why), 1 the build failed.
 set -u
 src=$1 out=$2 arch=$3 triplet=$4 deb_arch=$5 flavour=$6
@@ -16,8 +15,8 @@ ppc64le) karch=powerpc machine=PowerPC64 ;;
 esac
 
 skip() { echo "$*"; exit 77; }
+. "$src/tests/cross/apt_private.sh"
 
-[ -f "$src/kernel/Makefile" ] || skip "gdrdrv's sources are not in kernel/ yet"
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || skip "needs apt-get and dpkg-deb (Debian)"
 
 # The newest Debian kernel ABI whose common headers and kbuild are installed on the host.
@@ -35,16 +34,9 @@ cache=$out/kernel-headers
 kdir=$cache/root/usr/src/$pkg
 if [ "$(cat "$cache/version" 2>/dev/null)" != "$pkg=$version" ]; then
 	rm -rf "$cache"
-	mkdir -p "$cache/lists/partial" "$cache/archives/partial" "$cache/deb"
-	apt_opts=(-q -o "APT::Architecture=$deb_arch" -o "APT::Architectures::=$deb_arch"
-		-o "Dir::State::Lists=$cache/lists" -o "Dir::Cache=$cache"
-		-o "Dir::Cache::archives=$cache/archives" -o Dir::State::status=/dev/null
-		-o "APT::Sandbox::User=$(id -un)" -o Debug::NoLocking=1)
-	# An index that fails to update (a mirror in sync) matters only if it was the one needed.
-	apt-get "${apt_opts[@]}" update >"$cache/apt.log" 2>&1
-	if ! (cd "$cache/deb" && apt-get "${apt_opts[@]}" download "$pkg=$version") \
-		>>"$cache/apt.log" 2>&1; then
-		skip "cannot download $pkg=$version for $deb_arch: $(grep -E '^(E|W):' "$cache/apt.log" | tail -n 1)"
+	mkdir -p "$cache/deb"
+	if ! (cd "$cache/deb" && apt_private "$cache" "$deb_arch" download "$pkg=$version"); then
+		skip "cannot download $pkg=$version for $deb_arch: $(apt_private_why "$cache")"
 	fi
 	dpkg-deb -x "$cache"/deb/"$pkg"_*.deb "$cache/root" || exit 1
 	mkdir -p "$cache/root/usr/lib"

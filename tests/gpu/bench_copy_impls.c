@@ -37,371 +37,9 @@
 #include "gpucommon.h"
 #include "inflight.h"
 
-#define MAX_ROUNDS 200
-#define MAX_METHODS 48
-#define GUARD 64			/* guard bytes on each side of a copy, host and device */
-#define HOST_GUARD 0xa5
-#define DEV_GUARD 0x5c
-#define DEV_OFF (64u << 10)		/* the copies' device offset, as in the figures */
-#define UNALIGNED_DEV 13
-#define UNALIGNED_HOST 3
-#define SLOW_US 10000.0			/* slower per call than this: not timed at that size */
-#define PLAIN_LOAD_MAX (64u << 10)	/* plain loads of WC are not timed above this */
-#define PATH_MAX_SIZE (4u << 10)	/* the public call's variants are not timed above this */
+#include "bench_copy_run.h"
 
-enum kind {
-	K_LIBRARY,	/* gdr_copy_to/from_mapping, table installed */
-	K_PATH,		/* a variant of the public call (bench_paths.h), table installed */
-	K_DISPATCHER,	/* gdr_copy_to/from_mapping_type, table installed */
-	K_CALL,		/* fn, then an sfence if fence */
-	K_RAW,
-	K_CUMEMCPY,
-	K_TIMER,
-};
-
-struct method {
-	char name[48];
-	enum kind kind;
-	const struct gdr_copy_table *table;
-	int fenced;		/* K_LIBRARY: copies fence themselves, as without membarrier */
-	gdr_copy_fn fn;
-	const struct bench_path *path;
-	unsigned int width;
-	int fence;
-	long count;
-	int skipped;
-	char failed[160];
-	double t[MAX_ROUNDS];
-};
-
-/* One direction, alignment and size: the methods timed together. */
-struct scenario {
-	int to_device, unaligned, latency;
-	size_t n;
-	uint8_t *dev, *host;
-	CUdeviceptr dev_ptr;
-	int nm;
-	struct method m[MAX_METHODS];
-};
-
-static struct {
-	gdr_t g;
-	gdr_mh_t mh;
-	gdr_mapping_type_t type;
-	uint8_t *map;
-	CUdeviceptr dptr;
-	uint8_t *host_buf, *src_buf, *check_buf;	/* pinned (cuMemAllocHost) */
-	unsigned int cpu;
-	int rounds, lat_rounds, have_gdrcopy26, have_movdir64b;
-	int inflight_fence;	/* the library's own choice: copies fence themselves */
-	double bucket_us, deadline_ns;
-	struct gdr_copy_table auto_t, nofence_t;
-	/* [0]: loads, [1]: stores: the routines, and tables that use each at every size. */
-	int nroutines[2];
-	const struct gdr_copy_impl *routines[2][BENCH_MAX_ROUTINES];
-	struct gdr_copy_table forced[2][BENCH_MAX_ROUTINES];
-} B;
-
-static inline void store_fence(void)
-{
-#if defined(__x86_64__)
-	__builtin_ia32_sfence();
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
-/* Nothing after it starts before every load before it has completed. */
-static inline void load_fence(void)
-{
-#if defined(__x86_64__)
-	__builtin_ia32_lfence();
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
-static void fill(uint8_t *p, size_t n, uint64_t seed)
-{
-	uint64_t x = seed * 0x9e3779b97f4a7c15ull | 1;
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		memcpy(p + i, &x, 8);
-	}
-	for (; i < n; i++)
-		p[i] = (uint8_t)(x >> (8 * (i & 7)));
-}
-
-/* The offset of the first byte of a[0, n) that differs from b, or n. */
-static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-	size_t i = 0;
-
-	if (!memcmp(a, b, n))
-		return n;
-	while (a[i] == b[i])
-		i++;
-	return i;
-}
-
-static size_t first_not(const uint8_t *p, size_t n, uint8_t v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != v)
-			return i;
-	return n;
-}
-
-static void run_calls(const struct scenario *sc, const struct method *m, long count)
-{
-	uint8_t *dev = sc->dev, *host = sc->host;
-	size_t n = sc->n;
-	long i;
-
-	switch (m->kind) {
-	case K_LIBRARY:
-		if (sc->to_device)
-			for (i = 0; i < count; i++)
-				gdr_copy_to_mapping(B.mh, dev, host, n);
-		else
-			for (i = 0; i < count; i++)
-				gdr_copy_from_mapping(B.mh, host, dev, n);
-		break;
-	case K_PATH:
-		if (sc->to_device)
-			for (i = 0; i < count; i++)
-				m->path->to(B.mh, dev, host, n);
-		else
-			for (i = 0; i < count; i++)
-				m->path->from(B.mh, host, dev, n);
-		break;
-	case K_DISPATCHER:
-		if (sc->to_device)
-			for (i = 0; i < count; i++)
-				gdr_copy_to_mapping_type(B.type, 0, dev, host, n);
-		else
-			for (i = 0; i < count; i++)
-				gdr_copy_from_mapping_type(B.type, 0, host, dev, n);
-		break;
-	case K_CALL:
-		for (i = 0; i < count; i++) {
-			if (sc->to_device)
-				m->fn(dev, host, n);
-			else
-				m->fn(host, dev, n);
-			if (m->fence)
-				store_fence();
-		}
-		break;
-	case K_RAW:
-		if (sc->to_device)
-			bench_raw_stores(dev, host, n, count, m->width, m->fence);
-		else
-			bench_raw_loads(host, dev, n, count, m->width, m->fence);
-		break;
-	case K_CUMEMCPY:
-		for (i = 0; i < count; i++)
-			if (sc->to_device)
-				cu->cuMemcpyHtoD(sc->dev_ptr, host, n);
-			else
-				cu->cuMemcpyDtoH(host, sc->dev_ptr, n);
-		break;
-	case K_TIMER:
-		break;
-	}
-}
-
-/* Before a batch: the table, and the source (writes) or the guarded destination (reads). */
-static void prepare(const struct scenario *sc, const struct method *m, uint64_t seed)
-{
-	if (m->table)
-		gdr_copy_table_install(m->table);
-	atomic_store_explicit(&gdr_inflight_fence, m->fenced ? 1 : B.inflight_fence,
-			      memory_order_relaxed);
-	if (sc->to_device)
-		fill(sc->host, sc->n, seed);
-	else
-		memset(sc->host - GUARD, HOST_GUARD, sc->n + 2 * GUARD);
-}
-
-/* The GPU writes new data to the range (reads check against it: B.src_buf). */
-static int gpu_writes(const struct scenario *sc, uint64_t seed)
-{
-	fill(B.src_buf, sc->n, seed);
-	if (cu->cuMemcpyHtoD(sc->dev_ptr, B.src_buf, sc->n) || cu->cuCtxSynchronize()) {
-		printf("cuMemcpyHtoD of %zu bytes failed\n", sc->n);
-		return -1;
-	}
-	return 0;
-}
-
-/* After a batch: the range holds what was copied, the guards around it nothing else. */
-static void check(const struct scenario *sc, struct method *m)
-{
-	size_t n = sc->n, i;
-
-	if (m->kind == K_TIMER || m->failed[0])
-		return;
-	if (!sc->to_device) {
-		if ((i = first_not(sc->host - GUARD, GUARD, HOST_GUARD)) < GUARD ||
-		    (i = first_not(sc->host + n, GUARD, HOST_GUARD)) < GUARD)
-			snprintf(m->failed, sizeof(m->failed), "%zu B: wrote outside the host range", n);
-		else if ((i = first_diff(sc->host, B.src_buf, n)) < n)
-			snprintf(m->failed, sizeof(m->failed),
-				 "%zu B: host byte %zu is 0x%02x, the GPU wrote 0x%02x", n, i,
-				 sc->host[i], B.src_buf[i]);
-		return;
-	}
-	if (cu->cuMemcpyDtoH(B.check_buf, sc->dev_ptr - GUARD, n + 2 * GUARD)) {
-		snprintf(m->failed, sizeof(m->failed), "%zu B: cuMemcpyDtoH to check failed", n);
-		return;
-	}
-	if (first_not(B.check_buf, GUARD, DEV_GUARD) < GUARD ||
-	    first_not(B.check_buf + GUARD + n, GUARD, DEV_GUARD) < GUARD)
-		snprintf(m->failed, sizeof(m->failed), "%zu B: wrote outside the device range", n);
-	else if ((i = first_diff(B.check_buf + GUARD, sc->host, n)) < n)
-		snprintf(m->failed, sizeof(m->failed),
-			 "%zu B: device byte %zu is 0x%02x, the host had 0x%02x", n, i,
-			 B.check_buf[GUARD + i], sc->host[i]);
-}
-
-static double timed_batch(const struct scenario *sc, const struct method *m, long count)
-{
-	double t0 = gpu_now_ns();
-
-	run_calls(sc, m, count);
-	return (gpu_now_ns() - t0) / 1e3 / count;
-}
-
-/* The calls per batch: doubled until a batch lasts the bucket. Checks the data once. */
-static void calibrate(const struct scenario *sc, struct method *m)
-{
-	long c = 1;
-	double t;
-
-	prepare(sc, m, 1);
-	run_calls(sc, m, 1);
-	check(sc, m);
-	for (;;) {
-		prepare(sc, m, 2);
-		t = timed_batch(sc, m, c);
-		if (t > SLOW_US) {
-			m->skipped = 1;
-			return;
-		}
-		if (t * c >= B.bucket_us || c >= 1 << 20)
-			break;
-		c *= 2;
-	}
-	m->count = c;
-}
-
-static void record(const struct scenario *sc, const struct method *m, int rounds)
-{
-	struct bench_result r = {
-		.latency = sc->latency, .to_device = sc->to_device, .unaligned = sc->unaligned,
-		.n = sc->n, .rounds = rounds, .count = m->count,
-	};
-	double v[MAX_ROUNDS];
-
-	memcpy(v, m->t, rounds * sizeof(v[0]));
-	snprintf(r.method, sizeof(r.method), "%s", m->name);
-	snprintf(r.failed, sizeof(r.failed), "%s", m->failed);
-	r.median = gpu_median(v, rounds);	/* sorts v */
-	r.min = v[0];
-	r.p25 = v[rounds / 4];
-	r.p75 = v[(3 * rounds) / 4];
-	bench_report_add(&r);
-}
-
-/*
- * The order of the methods in round r: rotated by r, so that each comes first as often as the
- * others, and shuffled, so that none always follows the same one (a method that upsets the
- * device, like AVX-512 loads below 256 B, would otherwise always slow the same neighbour).
- */
-static void round_order(int *order, int nm, int r)
-{
-	uint64_t x = 0x2545f4914f6cdd1dull ^ (uint64_t)r;
-
-	for (int k = 0; k < nm; k++)
-		order[k] = (k + r) % nm;
-	for (int k = nm - 1; k > 0; k--) {
-		int j, tmp;
-
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		j = (int)(x % (uint64_t)(k + 1));
-		tmp = order[k];
-		order[k] = order[j];
-		order[j] = tmp;
-	}
-}
-
-static int run_throughput(struct scenario *sc)
-{
-	int order[MAX_METHODS];
-
-	if (!sc->to_device && gpu_writes(sc, 1))
-		return -1;
-	for (int k = 0; k < sc->nm; k++)
-		calibrate(sc, &sc->m[k]);
-	for (int r = 0; r < B.rounds; r++) {
-		if (!sc->to_device && gpu_writes(sc, 1000 + r))
-			return -1;
-		round_order(order, sc->nm, r);
-		for (int k = 0; k < sc->nm; k++) {
-			struct method *m = &sc->m[order[k]];
-
-			if (m->skipped)
-				continue;
-			prepare(sc, m, (uint64_t)r << 8 | (uint64_t)k);
-			m->t[r] = timed_batch(sc, m, m->count);
-			check(sc, m);
-		}
-	}
-	for (int k = 0; k < sc->nm; k++)
-		if (!sc->m[k].skipped)
-			record(sc, &sc->m[k], B.rounds);
-	return 0;
-}
-
-static int run_latency(struct scenario *sc)
-{
-	int order[MAX_METHODS];
-
-	for (int r = 0; r < B.lat_rounds; r++) {
-		round_order(order, sc->nm, r);
-		for (int k = 0; k < sc->nm; k++) {
-			struct method *m = &sc->m[order[k]];
-			double t0;
-
-			if (m->skipped)
-				continue;
-			if (gpu_writes(sc, (uint64_t)r << 8 | (uint64_t)k))
-				return -1;
-			prepare(sc, m, 0);
-			t0 = gpu_now_ns();
-			load_fence();
-			run_calls(sc, m, 1);
-			load_fence();
-			m->t[r] = (gpu_now_ns() - t0) / 1e3;
-			check(sc, m);
-			if (m->t[r] > SLOW_US)
-				m->skipped = 1;
-		}
-	}
-	for (int k = 0; k < sc->nm; k++) {
-		sc->m[k].count = 1;
-		if (!sc->m[k].skipped)
-			record(sc, &sc->m[k], B.lat_rounds);
-	}
-	return 0;
-}
+struct bench_state bench;
 
 static struct method *add(struct scenario *sc, const char *name, enum kind kind)
 {
@@ -426,7 +64,7 @@ static void add_raw(struct scenario *sc, unsigned int width, int fence, const ch
 	struct method *m;
 	char buf[16];
 
-	if (!bench_raw_ok(sc->to_device, sc->n, sc->dev, width, B.cpu))
+	if (!bench_raw_ok(sc->to_device, sc->n, sc->dev, width, bench.cpu))
 		return;
 	snprintf(buf, sizeof(buf), "raw%u", width);
 	m = add(sc, name ? name : buf, K_RAW);
@@ -445,13 +83,13 @@ static void add_routines(struct scenario *sc)
 {
 	int dir = sc->to_device;
 
-	for (int i = 0; i < B.nroutines[dir]; i++) {
+	for (int i = 0; i < bench.nroutines[dir]; i++) {
 		char name[48];
 
-		if (!dir && sc->n > PLAIN_LOAD_MAX && plain_load(B.routines[dir][i]))
+		if (!dir && sc->n > PLAIN_LOAD_MAX && plain_load(bench.routines[dir][i]))
 			continue;
-		snprintf(name, sizeof(name), "library:%s", B.routines[dir][i]->name);
-		add(sc, name, K_LIBRARY)->table = &B.forced[dir][i];
+		snprintf(name, sizeof(name), "library:%s", bench.routines[dir][i]->name);
+		add(sc, name, K_LIBRARY)->table = &bench.forced[dir][i];
 	}
 }
 
@@ -468,20 +106,20 @@ static void add_paths(struct scenario *sc)
 			continue;
 		m = add(sc, paths[i].method, K_PATH);
 		m->path = &paths[i];
-		m->table = &B.auto_t;
+		m->table = &bench.auto_t;
 	}
 	m = add(sc, "library_fenced", K_LIBRARY);
-	m->table = &B.auto_t;
+	m->table = &bench.auto_t;
 	m->fenced = 1;
 }
 
 static void add_gdrcopy26(struct scenario *sc)
 {
-	if (!B.have_gdrcopy26)
+	if (!bench.have_gdrcopy26)
 		return;
 	add_call(sc, "gdrcopy26",
 		 sc->to_device ? gdrcopy26_copy_to_wc : gdrcopy26_copy_from_wc, 0);
-	if (sc->to_device && B.have_movdir64b)
+	if (sc->to_device && bench.have_movdir64b)
 		add_call(sc, "gdrcopy26_movdir64b", gdrcopy26_copy_to_wc_movdir64b, 0);
 }
 
@@ -491,26 +129,26 @@ static void setup(struct scenario *sc, int to_device, int unaligned, int latency
 	sc->unaligned = unaligned;
 	sc->latency = latency;
 	sc->n = n;
-	sc->dev = B.map + DEV_OFF + (unaligned ? UNALIGNED_DEV : 0);
-	sc->dev_ptr = B.dptr + DEV_OFF + (unaligned ? UNALIGNED_DEV : 0);
-	sc->host = B.host_buf + GUARD + (unaligned ? UNALIGNED_HOST : 0);
+	sc->dev = bench.map + DEV_OFF + (unaligned ? UNALIGNED_DEV : 0);
+	sc->dev_ptr = bench.dptr + DEV_OFF + (unaligned ? UNALIGNED_DEV : 0);
+	sc->host = bench.host_buf + GUARD + (unaligned ? UNALIGNED_HOST : 0);
 	sc->nm = 0;
 }
 
 static int scenario_throughput(int to_device, int unaligned, size_t n)
 {
 	static struct scenario sc;
-	const struct gdr_copy_impl *cur = gdr_copy_table_impl(&B.auto_t, to_device, n);
+	const struct gdr_copy_impl *cur = gdr_copy_table_impl(&bench.auto_t, to_device, n);
 
 	setup(&sc, to_device, unaligned, 0, n);
-	add(&sc, "library", K_LIBRARY)->table = &B.auto_t;
+	add(&sc, "library", K_LIBRARY)->table = &bench.auto_t;
 	add_gdrcopy26(&sc);
 	if (!unaligned) {
 		static const unsigned int widths[] = { 0, 16, 32, 64 };
 
 		if (!to_device)
-			add(&sc, "library_nofence", K_LIBRARY)->table = &B.nofence_t;
-		add(&sc, "dispatcher", K_DISPATCHER)->table = &B.auto_t;
+			add(&sc, "library_nofence", K_LIBRARY)->table = &bench.nofence_t;
+		add(&sc, "dispatcher", K_DISPATCHER)->table = &bench.auto_t;
 		if (n <= PATH_MAX_SIZE)
 			add_paths(&sc);
 		add_call(&sc, "routine", to_device ? cur->store : cur->load, 1);
@@ -545,7 +183,7 @@ static int scenario_latency(size_t n)
 
 	setup(&sc, 0, 0, 1, n);
 	add(&sc, "timer", K_TIMER);
-	add(&sc, "library", K_LIBRARY)->table = &B.auto_t;
+	add(&sc, "library", K_LIBRARY)->table = &bench.auto_t;
 	add_gdrcopy26(&sc);
 	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++)
 		add_raw(&sc, widths[w], 0, NULL);
@@ -557,8 +195,8 @@ static int scenario_latency(size_t n)
 /* Whether a routine already measured in direction dir has fn (the variants share stores). */
 static int same_fn_seen(int dir, gdr_copy_fn fn)
 {
-	for (int i = 0; i < B.nroutines[dir]; i++)
-		if ((dir ? B.routines[dir][i]->store : B.routines[dir][i]->load) == fn)
+	for (int i = 0; i < bench.nroutines[dir]; i++)
+		if ((dir ? bench.routines[dir][i]->store : bench.routines[dir][i]->load) == fn)
 			return 1;
 	return 0;
 }
@@ -574,21 +212,21 @@ static void make_forced(void)
 		for (int dir = 0; dir < 2; dir++) {
 			const struct gdr_copy_impl *impl = impls[i];
 			gdr_copy_fn fn = dir ? impl->store : impl->load;
-			struct gdr_copy_table *t = &B.forced[dir][B.nroutines[dir]];
+			struct gdr_copy_table *t = &bench.forced[dir][bench.nroutines[dir]];
 			struct gdr_copy_dir *d = dir ? &t->to : &t->from;
 
-			if (!fn || gdr_copy_impl_missing(impl, B.cpu) ||
-			    B.nroutines[dir] == BENCH_MAX_ROUTINES || same_fn_seen(dir, fn))
+			if (!fn || gdr_copy_impl_missing(impl, bench.cpu) ||
+			    bench.nroutines[dir] == BENCH_MAX_ROUTINES || same_fn_seen(dir, fn))
 				continue;
 			/* Unlike GDRCOPY_COPY_IMPL, also below load_min: the point is to see why. */
-			*t = B.auto_t;
+			*t = bench.auto_t;
 			for (int c = 0; c < d->nclasses; c++) {
 				d->impl[c] = impl;
 				d->fn[c] = fn;
 			}
 			if (dir && impl->id != GDR_COPY_IMPL_GENERIC)
 				t->tiny_to_max = 0;
-			B.routines[dir][B.nroutines[dir]++] = impl;
+			bench.routines[dir][bench.nroutines[dir]++] = impl;
 		}
 	}
 }
@@ -598,7 +236,7 @@ static int over_budget(struct bench_info *info, const char *what, size_t n)
 {
 	char size[32];
 
-	if (gpu_now_ns() < B.deadline_ns)
+	if (gpu_now_ns() < bench.deadline_ns)
 		return 0;
 	gdr_copy_size_name(n, size, sizeof(size));
 	snprintf(info->stopped, sizeof(info->stopped),
@@ -609,7 +247,7 @@ static int over_budget(struct bench_info *info, const char *what, size_t n)
 
 static const char *current_routine(int to_device, size_t n)
 {
-	return gdr_copy_table_impl(&B.auto_t, to_device, n)->name;
+	return gdr_copy_table_impl(&bench.auto_t, to_device, n)->name;
 }
 
 static size_t parse_size(const char *s)
@@ -681,22 +319,22 @@ int main(int argc, char **argv)
 	time_t now = time(NULL);
 	void *va;
 
-	B.rounds = 50;
-	B.lat_rounds = 100;
-	B.bucket_us = 20;
+	bench.rounds = 50;
+	bench.lat_rounds = 100;
+	bench.bucket_us = 20;
 	while ((opt = getopt(argc, argv, "r:l:s:b:t:c:q")) != -1) {
 		switch (opt) {
 		case 'r':
-			B.rounds = atoi(optarg);
+			bench.rounds = atoi(optarg);
 			break;
 		case 'l':
-			B.lat_rounds = atoi(optarg);
+			bench.lat_rounds = atoi(optarg);
 			break;
 		case 's':
 			max = parse_size(optarg);
 			break;
 		case 'b':
-			B.bucket_us = atof(optarg);
+			bench.bucket_us = atof(optarg);
 			break;
 		case 't':
 			budget_s = atof(optarg);
@@ -712,14 +350,14 @@ int main(int argc, char **argv)
 		}
 	}
 	if (quick) {
-		B.rounds = B.rounds < 3 ? B.rounds : 3;
-		B.lat_rounds = B.lat_rounds < 3 ? B.lat_rounds : 3;
-		B.bucket_us = 2;
+		bench.rounds = bench.rounds < 3 ? bench.rounds : 3;
+		bench.lat_rounds = bench.lat_rounds < 3 ? bench.lat_rounds : 3;
+		bench.bucket_us = 2;
 		sizes = quick_sizes;
 		nsizes = sizeof(quick_sizes) / sizeof(quick_sizes[0]);
 	}
-	if (optind != argc || B.rounds < 1 || B.rounds > MAX_ROUNDS || B.lat_rounds < 1 ||
-	    B.lat_rounds > MAX_ROUNDS || B.bucket_us <= 0 || budget_s <= 0 || max < 1 ||
+	if (optind != argc || bench.rounds < 1 || bench.rounds > MAX_ROUNDS || bench.lat_rounds < 1 ||
+	    bench.lat_rounds > MAX_ROUNDS || bench.bucket_us <= 0 || budget_s <= 0 || max < 1 ||
 	    max > (256u << 20))
 		return usage(argv[0]);
 	for (int i = 0; i < argc; i++)
@@ -737,34 +375,34 @@ int main(int argc, char **argv)
 		printf("cuMemCreate of %zu bytes failed\n", pin_size);
 		return 1;
 	}
-	B.dptr = vmm.ptr;
-	B.g = gdr_open();
-	if (!B.g || gdr_pin_buffer(B.g, vmm.ptr, vmm.size, 0, 0, &B.mh) ||
-	    gdr_map(B.g, B.mh, &va, vmm.size) || gdr_get_info_v2(B.g, B.mh, &ginfo)) {
+	bench.dptr = vmm.ptr;
+	bench.g = gdr_open();
+	if (!bench.g || gdr_pin_buffer(bench.g, vmm.ptr, vmm.size, 0, 0, &bench.mh) ||
+	    gdr_map(bench.g, bench.mh, &va, vmm.size) || gdr_get_info_v2(bench.g, bench.mh, &ginfo)) {
 		printf("gdr_open/pin/map failed: run gdrcopy_info\n");
 		return 1;
 	}
-	B.map = va;
-	B.type = ginfo.mapping_type;
+	bench.map = va;
+	bench.type = ginfo.mapping_type;
 	bufsize = max + 2 * GUARD + 64;
-	if (cu->cuMemAllocHost((void **)&B.host_buf, bufsize) ||
-	    cu->cuMemAllocHost((void **)&B.src_buf, bufsize) ||
-	    cu->cuMemAllocHost((void **)&B.check_buf, bufsize)) {
+	if (cu->cuMemAllocHost((void **)&bench.host_buf, bufsize) ||
+	    cu->cuMemAllocHost((void **)&bench.src_buf, bufsize) ||
+	    cu->cuMemAllocHost((void **)&bench.check_buf, bufsize)) {
 		printf("cuMemAllocHost of %zu bytes failed\n", bufsize);
 		return 1;
 	}
-	B.cpu = gdr_cpu_features();
-	B.inflight_fence = atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed);
-	gdr_copy_table_current(&B.auto_t);
-	B.nofence_t = B.auto_t;
-	B.nofence_t.from_wc_fence = GDR_COPY_FENCE_NONE;
-	B.have_gdrcopy26 = !gdrcopy26_init(B.cpu, &B.have_movdir64b);
+	bench.cpu = gdr_cpu_features();
+	bench.inflight_fence = atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed);
+	gdr_copy_table_current(&bench.auto_t);
+	bench.nofence_t = bench.auto_t;
+	bench.nofence_t.from_wc_fence = GDR_COPY_FENCE_NONE;
+	bench.have_gdrcopy26 = !gdrcopy26_init(bench.cpu, &bench.have_movdir64b);
 	make_forced();
 
-	gdr_get_attribute(B.g, (gdr_attr_t)GDR_ATTR_EXT_BACKEND, &backend);
+	gdr_get_attribute(bench.g, (gdr_attr_t)GDR_ATTR_EXT_BACKEND, &backend);
 	cpu_model(model, sizeof(model));
-	gdr_cpu_describe(B.cpu, features, sizeof(features));
-	gdr_copy_table_describe(&B.auto_t, choice, sizeof(choice));
+	gdr_cpu_describe(bench.cpu, features, sizeof(features));
+	gdr_copy_table_describe(&bench.auto_t, choice, sizeof(choice));
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
 	snprintf(setup_text, sizeof(setup_text),
 		 "%s; %s (%s); CUDA driver %d.%d; backend %s, mapping type %d (1: write-combined); "
@@ -772,23 +410,23 @@ int main(int argc, char **argv)
 		 "buffers from cuMemAllocHost; %d rounds (latency: %d), each timing every method once in "
 		 "an order rotated and shuffled each round, in batches of at least %.0f us. %s%s",
 		 date, model, features, cu->driver_version / 1000, cu->driver_version % 1000 / 10,
-		 backend > 0 && backend < 4 ? backends[backend] : "?", (int)B.type,
-		 vmm.size >> 20, DEV_OFF >> 10, UNALIGNED_DEV, UNALIGNED_HOST, B.rounds,
-		 B.lat_rounds, B.bucket_us,
-		 B.inflight_fence ? "**Copies fence themselves here** (membarrier(PRIVATE_EXPEDITED) "
+		 backend > 0 && backend < 4 ? backends[backend] : "?", (int)bench.type,
+		 vmm.size >> 20, DEV_OFF >> 10, UNALIGNED_DEV, UNALIGNED_HOST, bench.rounds,
+		 bench.lat_rounds, bench.bucket_us,
+		 bench.inflight_fence ? "**Copies fence themselves here** (membarrier(PRIVATE_EXPEDITED) "
 				    "is not available), as in the library_fenced column." :
 				    "Copies do not fence themselves here (membarrier(PRIVATE_EXPEDITED) "
 				    "orders them for gdr_unmap).",
-		 B.have_gdrcopy26 ? "" : " This CPU cannot run GDRCopy 2.6's strategy (SSE4.1 and AVX2).");
+		 bench.have_gdrcopy26 ? "" : " This CPU cannot run GDRCopy 2.6's strategy (SSE4.1 and AVX2).");
 	info.title = "Copies through a mapping of GPU memory: the library against GDRCopy 2.6's "
 		     "strategy, raw accesses and cuMemcpy";
 	info.command = command;
 	info.setup = setup_text;
 	info.choice = choice;
 	for (int dir = 0; dir < 2; dir++) {
-		info.nroutines[dir] = B.nroutines[dir];
-		for (int i = 0; i < B.nroutines[dir]; i++)
-			info.routines[dir][i] = B.routines[dir][i]->name;
+		info.nroutines[dir] = bench.nroutines[dir];
+		for (int i = 0; i < bench.nroutines[dir]; i++)
+			info.routines[dir][i] = bench.routines[dir][i]->name;
 	}
 	for (size_t i = 0; i < nsizes; i++)
 		if (sizes[i] <= max)
@@ -800,7 +438,7 @@ int main(int argc, char **argv)
 		if (latency_sizes[i] <= max && (!quick || i % 2 == 0))
 			info.latency_sizes[info.nlatency++] = latency_sizes[i];
 
-	B.deadline_ns = gpu_now_ns() + budget_s * 1e9;
+	bench.deadline_ns = gpu_now_ns() + budget_s * 1e9;
 	for (int dir = 0; dir < 2; dir++) {
 		for (int i = 0; i < info.nsizes; i++)
 			if (over_budget(&info, dir ? "writes" : "reads", info.sizes[i]) ||
@@ -819,20 +457,20 @@ int main(int argc, char **argv)
 	ret = 0;
 out:
 	if (!ret || info.stopped[0]) {
-		gdr_copy_table_install(&B.auto_t);
+		gdr_copy_table_install(&bench.auto_t);
 		bench_report_print(&info, stdout, csv);
 		ret = 0;
 	}
-	gdr_copy_table_install(&B.auto_t);
-	atomic_store_explicit(&gdr_inflight_fence, B.inflight_fence, memory_order_relaxed);
+	gdr_copy_table_install(&bench.auto_t);
+	atomic_store_explicit(&gdr_inflight_fence, bench.inflight_fence, memory_order_relaxed);
 	if (csv)
 		fclose(csv);
-	cu->cuMemFreeHost(B.check_buf);
-	cu->cuMemFreeHost(B.src_buf);
-	cu->cuMemFreeHost(B.host_buf);
-	gdr_unmap(B.g, B.mh, va, vmm.size);
-	gdr_unpin_buffer(B.g, B.mh);
-	gdr_close(B.g);
+	cu->cuMemFreeHost(bench.check_buf);
+	cu->cuMemFreeHost(bench.src_buf);
+	cu->cuMemFreeHost(bench.host_buf);
+	gdr_unmap(bench.g, bench.mh, va, vmm.size);
+	gdr_unpin_buffer(bench.g, bench.mh);
+	gdr_close(bench.g);
 	gpu_vmm_free(&vmm);
 	return ret;
 }

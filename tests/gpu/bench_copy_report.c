@@ -9,18 +9,11 @@
 #include <string.h>
 
 #include "bench_copy.h"
+#include "bench_copy_report.h"
 #include "bench_paths.h"
 #include "copy_impl.h"
 
 #define MAX_RESULTS 4096
-/* A routine within this factor of the fastest counts as fastest: the choice stays put in noise. */
-#define TIE 1.02
-/*
- * A size class keeps one routine while it stays within this factor of the fastest at every size
- * of the class: the medians of small copies move by more than TIE from run to run, and a row
- * per size would follow that noise.
- */
-#define CLASS_TIE 1.05
 
 static struct bench_result results[MAX_RESULTS];
 static int nresults;
@@ -31,7 +24,7 @@ void bench_report_add(const struct bench_result *r)
 		results[nresults++] = *r;
 }
 
-static const struct bench_result *find(int latency, int to_device, int unaligned, size_t n,
+const struct bench_result *report_find(int latency, int to_device, int unaligned, size_t n,
 				       const char *method)
 {
 	for (int i = 0; i < nresults; i++) {
@@ -45,7 +38,7 @@ static const struct bench_result *find(int latency, int to_device, int unaligned
 }
 
 /* Whether anything was measured there (a run cut short by its time budget leaves gaps). */
-static int measured(int latency, int to_device, int unaligned, size_t n)
+int report_measured(int latency, int to_device, int unaligned, size_t n)
 {
 	for (int i = 0; i < nresults; i++)
 		if (results[i].latency == latency && results[i].to_device == to_device &&
@@ -54,16 +47,16 @@ static int measured(int latency, int to_device, int unaligned, size_t n)
 	return 0;
 }
 
-static const struct bench_result *find_routine(int latency, int to_device, int unaligned,
+const struct bench_result *report_find_routine(int latency, int to_device, int unaligned,
 					       size_t n, const char *routine)
 {
 	char method[64];
 
 	snprintf(method, sizeof(method), "library:%s", routine);
-	return find(latency, to_device, unaligned, n, method);
+	return report_find(latency, to_device, unaligned, n, method);
 }
 
-static int usable(const struct bench_result *r)
+int report_usable(const struct bench_result *r)
 {
 	return r && !r->failed[0];
 }
@@ -72,33 +65,33 @@ static int usable(const struct bench_result *r)
 static const struct bench_result *faster(const struct bench_result *a,
 					 const struct bench_result *b)
 {
-	if (!usable(a))
-		return usable(b) ? b : NULL;
-	if (!usable(b))
+	if (!report_usable(a))
+		return report_usable(b) ? b : NULL;
+	if (!report_usable(b))
 		return a;
 	return b->median < a->median ? b : a;
 }
 
 /* The fastest raw access with the fence (reads and writes) or, in latency, without. */
-static const struct bench_result *fastest_raw(int latency, int to_device, size_t n)
+const struct bench_result *report_fastest_raw(int latency, int to_device, size_t n)
 {
 	static const char *const raws[] = { "raw0", "raw16", "raw32", "raw64" };
 	const struct bench_result *best = NULL;
 
 	for (size_t i = 0; i < sizeof(raws) / sizeof(raws[0]); i++)
-		best = faster(best, find(latency, to_device, 0, n, raws[i]));
+		best = faster(best, report_find(latency, to_device, 0, n, raws[i]));
 	return best;
 }
 
 /* The fastest routine as the library's choice; the current one when within TIE of it. */
-static const char *fastest_routine(const struct bench_info *info, int latency, int to_device,
+const char *report_fastest_routine(const struct bench_info *info, int latency, int to_device,
 				   int unaligned, size_t n, const struct bench_result **best_r)
 {
 	const struct bench_result *best = NULL, *now;
 	const char *name = NULL;
 
 	for (int i = 0; i < info->nroutines[to_device]; i++) {
-		const struct bench_result *r = find_routine(latency, to_device, unaligned, n,
+		const struct bench_result *r = report_find_routine(latency, to_device, unaligned, n,
 							    info->routines[to_device][i]);
 
 		if (faster(best, r) != best) {
@@ -106,8 +99,8 @@ static const char *fastest_routine(const struct bench_info *info, int latency, i
 			name = info->routines[to_device][i];
 		}
 	}
-	now = find_routine(latency, to_device, unaligned, n, info->current(to_device, n));
-	if (best && usable(now) && now->median <= best->median * TIE) {
+	now = report_find_routine(latency, to_device, unaligned, n, info->current(to_device, n));
+	if (best && report_usable(now) && now->median <= best->median * TIE) {
 		best = now;
 		name = info->current(to_device, n);
 	}
@@ -116,7 +109,7 @@ static const char *fastest_routine(const struct bench_info *info, int latency, i
 	return name;
 }
 
-static const char *us(double v)
+const char *report_us(double v)
 {
 	static char bufs[8][32];
 	static int next;
@@ -139,10 +132,10 @@ static const char *cell(const struct bench_result *r, int spread)
 	if (r->failed[0])
 		return "**FAILED**";
 	if (spread)
-		snprintf(b, sizeof(bufs[0]), "%s ±%.0f%%", us(r->median),
+		snprintf(b, sizeof(bufs[0]), "%s ±%.0f%%", report_us(r->median),
 			 r->median > 0 ? 100 * (r->p75 - r->p25) / r->median : 0);
 	else
-		snprintf(b, sizeof(bufs[0]), "%s", us(r->median));
+		snprintf(b, sizeof(bufs[0]), "%s", report_us(r->median));
 	return b;
 }
 
@@ -152,14 +145,14 @@ static const char *ratio(const struct bench_result *a, const struct bench_result
 	static int next;
 	char *buf = bufs[next++ % 4];
 
-	if (!usable(a) || !usable(b) || b->median <= 0)
+	if (!report_usable(a) || !report_usable(b) || b->median <= 0)
 		return "-";
 	snprintf(buf, sizeof(bufs[0]), "%.2fx", a->median / b->median);
 	return buf;
 }
 
 /* A table's header: first, cols, then (when info) the routines of a direction, then tail. */
-static void header(FILE *f, const char *first, const char *const *cols, int ncols,
+void report_header(FILE *f, const char *first, const char *const *cols, int ncols,
 		   const struct bench_info *info, int to_device, const char *const *tail, int ntail)
 {
 	int total = ncols + (info ? info->nroutines[to_device] : 0) + ntail;
@@ -193,26 +186,26 @@ static void comparison(FILE *f, const struct bench_info *info, int to_device)
 		   "in %% of the median; the raw column names its width (0: one plain access).\n",
 		to_device ? "stores" : "loads");
 	if (to_device)
-		header(f, "size", write_cols, 7, NULL, 1, NULL, 0);
+		report_header(f, "size", write_cols, 7, NULL, 1, NULL, 0);
 	else
-		header(f, "size", read_cols, 6, NULL, 0, NULL, 0);
+		report_header(f, "size", read_cols, 6, NULL, 0, NULL, 0);
 	for (int i = 0; i < info->nsizes; i++) {
 		size_t n = info->sizes[i];
-		const struct bench_result *lib = find(0, to_device, 0, n, "library");
-		const struct bench_result *g26 = find(0, to_device, 0, n, "gdrcopy26");
-		const struct bench_result *raw = fastest_raw(0, to_device, n);
+		const struct bench_result *lib = report_find(0, to_device, 0, n, "library");
+		const struct bench_result *g26 = report_find(0, to_device, 0, n, "gdrcopy26");
+		const struct bench_result *raw = report_fastest_raw(0, to_device, n);
 		char size[32], rawcell[96] = "-";
 
-		if (!measured(0, to_device, 0, n))
+		if (!report_measured(0, to_device, 0, n))
 			continue;
 		gdr_copy_size_name(n, size, sizeof(size));
 		if (raw)
 			snprintf(rawcell, sizeof(rawcell), "%s (%s)", cell(raw, 0), raw->method);
 		fprintf(f, "| %s | %s | %s | %s |", size, cell(lib, 1), cell(g26, 1), ratio(lib, g26));
 		if (to_device)
-			fprintf(f, " %s |", cell(find(0, 1, 0, n, "gdrcopy26_movdir64b"), 1));
+			fprintf(f, " %s |", cell(report_find(0, 1, 0, n, "gdrcopy26_movdir64b"), 1));
 		fprintf(f, " %s | %s | %s |\n", rawcell, ratio(lib, raw),
-			cell(find(0, to_device, 0, n, "cumemcpy"), 0));
+			cell(report_find(0, to_device, 0, n, "cumemcpy"), 0));
 	}
 }
 
@@ -229,36 +222,36 @@ static void routines(FILE *f, const struct bench_info *info, int latency, int to
 	static const char *const tail[] = { "fastest routine", "library uses" };
 
 	if (latency)
-		header(f, "size", lat_cols, 4, info, to_device, tail, 1);
+		report_header(f, "size", lat_cols, 4, info, to_device, tail, 1);
 	else if (unaligned)
-		header(f, "size", unaligned_cols, 3, info, to_device, tail, 1);
+		report_header(f, "size", unaligned_cols, 3, info, to_device, tail, 1);
 	else
-		header(f, "size", NULL, 0, info, to_device, tail, 2);
+		report_header(f, "size", NULL, 0, info, to_device, tail, 2);
 	for (int i = 0; i < nsizes; i++) {
 		size_t n = sizes[i];
-		const char *best = fastest_routine(info, latency, to_device, unaligned, n, NULL);
+		const char *best = report_fastest_routine(info, latency, to_device, unaligned, n, NULL);
 		char size[32];
 
-		if (!measured(latency, to_device, unaligned, n))
+		if (!report_measured(latency, to_device, unaligned, n))
 			continue;
 		gdr_copy_size_name(n, size, sizeof(size));
 		fprintf(f, "| %s |", size);
 		if (latency || unaligned) {
-			const struct bench_result *lib = find(latency, to_device, unaligned, n, "library");
-			const struct bench_result *g26 = find(latency, to_device, unaligned, n, "gdrcopy26");
+			const struct bench_result *lib = report_find(latency, to_device, unaligned, n, "library");
+			const struct bench_result *g26 = report_find(latency, to_device, unaligned, n, "gdrcopy26");
 
 			fprintf(f, " %s | %s |", cell(lib, 1), cell(g26, 1));
 			if (latency)
-				fprintf(f, " %s | %s |", cell(fastest_raw(1, 0, n), 0),
-					cell(find(1, 0, 0, n, "cumemcpy"), 0));
+				fprintf(f, " %s | %s |", cell(report_fastest_raw(1, 0, n), 0),
+					cell(report_find(1, 0, 0, n, "cumemcpy"), 0));
 			else
 				fprintf(f, " %s |", ratio(lib, g26));
 		}
 		for (int k = 0; k < info->nroutines[to_device]; k++) {
 			const char *name = info->routines[to_device][k];
-			const struct bench_result *r = find_routine(latency, to_device, unaligned, n, name);
+			const struct bench_result *r = report_find_routine(latency, to_device, unaligned, n, name);
 
-			fprintf(f, best && !strcmp(best, name) && usable(r) ? " **%s** |" : " %s |",
+			fprintf(f, best && !strcmp(best, name) && report_usable(r) ? " **%s** |" : " %s |",
 				cell(r, 0));
 		}
 		fprintf(f, " %s |", best ? best : "-");
@@ -295,17 +288,17 @@ static void where_time_goes(FILE *f, const struct bench_info *info, int to_devic
 		   "(gdr_copy_%s_mapping_type, no handle lookup) to the public call; median "
 		   "microseconds per call.\n", to_device ? "stores" : "loads",
 		to_device ? "to" : "from");
-	header(f, "size", to_device ? write_cols : read_cols, nmethods + 1, NULL, to_device, NULL, 0);
+	report_header(f, "size", to_device ? write_cols : read_cols, nmethods + 1, NULL, to_device, NULL, 0);
 	for (int i = 0; i < info->nsizes; i++) {
 		size_t n = info->sizes[i];
 		char size[32];
 
-		if (!measured(0, to_device, 0, n))
+		if (!report_measured(0, to_device, 0, n))
 			continue;
 		gdr_copy_size_name(n, size, sizeof(size));
 		fprintf(f, "| %s | %s |", size, info->current(to_device, n));
 		for (int k = 0; k < nmethods; k++)
-			fprintf(f, " %s |", cell(find(0, to_device, 0, n, methods[k]), 0));
+			fprintf(f, " %s |", cell(report_find(0, to_device, 0, n, methods[k]), 0));
 		fprintf(f, "\n");
 	}
 }
@@ -335,7 +328,7 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 	cols[ncols++] = "library, copies fenced";
 	cols[ncols] = "library - dispatcher";
 	for (int i = 0; i < info->nsizes; i++)
-		rows += find(0, to_device, 0, info->sizes[i], "path_before") != NULL;
+		rows += report_find(0, to_device, 0, info->sizes[i], "path_before") != NULL;
 	if (!rows)
 		return;
 	fprintf(f, "\n### The public call, step by step\n\n"
@@ -351,259 +344,24 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 		to_device ? "to" : "from",
 		to_device ? "" : ", and with the announcement ended before the store fence "
 				 "(nothing but the return after the fence)");
-	header(f, "size", cols, ncols + 1, NULL, to_device, NULL, 0);
+	report_header(f, "size", cols, ncols + 1, NULL, to_device, NULL, 0);
 	for (int i = 0; i < info->nsizes; i++) {
 		size_t n = info->sizes[i];
-		const struct bench_result *lib = find(0, to_device, 0, n, "library");
-		const struct bench_result *disp = find(0, to_device, 0, n, "dispatcher");
+		const struct bench_result *lib = report_find(0, to_device, 0, n, "library");
+		const struct bench_result *disp = report_find(0, to_device, 0, n, "dispatcher");
 		char size[32];
 
-		if (!find(0, to_device, 0, n, "path_before"))
+		if (!report_find(0, to_device, 0, n, "path_before"))
 			continue;
 		gdr_copy_size_name(n, size, sizeof(size));
 		fprintf(f, "| %s |", size);
 		for (int k = 0; k < ncols; k++)
-			fprintf(f, " %s |", cell(find(0, to_device, 0, n, methods[k]), 0));
-		if (usable(lib) && usable(disp))
+			fprintf(f, " %s |", cell(report_find(0, to_device, 0, n, methods[k]), 0));
+		if (report_usable(lib) && report_usable(disp))
 			fprintf(f, " %+.3f |\n", lib->median - disp->median);
 		else
 			fprintf(f, " - |\n");
 	}
-}
-
-/* The worst ratio of impl's dependent-read latency to the fastest routine's over sizes[lo..hi]. */
-static double latency_ratio(const struct bench_info *info, const char *impl, size_t lo, size_t hi)
-{
-	double worst = 0;
-
-	for (int i = 0; i < info->nlatency; i++) {
-		size_t n = info->latency_sizes[i];
-		const struct bench_result *best, *r = find_routine(1, 0, 0, n, impl);
-
-		if (n < lo || n > hi)
-			continue;
-		fastest_routine(info, 1, 0, 0, n, &best);
-		if (usable(best) && usable(r) && r->median / best->median > worst)
-			worst = r->median / best->median;
-	}
-	return worst;
-}
-
-/* impl's median over the fastest routine's at n, or 0 when either was not measured. */
-static double routine_ratio(const struct bench_info *info, int to_device, size_t n,
-			    const char *impl)
-{
-	const struct bench_result *best, *r = find_routine(0, to_device, 0, n, impl);
-
-	fastest_routine(info, 0, to_device, 0, n, &best);
-	return usable(best) && usable(r) ? r->median / best->median : 0;
-}
-
-/*
- * Classes of sizes that one routine serves within CLASS_TIE of the fastest at each of their
- * sizes, grown greedily from the smallest size, and the rows they make for copy.c: the library's
- * current routine where it is within CLASS_TIE, else the routine with the best worst ratio over
- * the longest class. Reads also show the dependent-read latency, which these rows do not weigh.
- */
-static void classes(FILE *f, const struct bench_info *info, int to_device)
-{
-	static const char *const cols[] = {
-		"routine", "its worst / fastest", "library uses", "library uses / fastest (worst)",
-		"dependent read: routine / fastest (worst)",
-	};
-	size_t sizes[BENCH_MAX_SIZES], used = 0;
-	int nsizes = 0, nr = info->nroutines[to_device];
-	char rows[1024] = "";
-
-	for (int i = 0; i < info->nsizes; i++)
-		if (measured(0, to_device, 0, info->sizes[i]))
-			sizes[nsizes++] = info->sizes[i];
-	fprintf(f, "\n### Copies %s WC\n", to_device ? "into" : "out of");
-	header(f, "sizes", cols, to_device ? 4 : 5, NULL, to_device, NULL, 0);
-	for (int start = 0, end; start < nsizes; start = end + 1) {
-		double worst[BENCH_MAX_ROUTINES], w, lib_worst = 0, lat;
-		const char *pick = NULL, *cur = info->current(to_device, sizes[start]);
-		char lo[32], hi[32], now[256] = "";
-		int alive = 0, keep;
-
-		/*
-		 * Every routine within CLASS_TIE at sizes[start], then as far as one stays so;
-		 * only the library's current routine while it is within CLASS_TIE, so that the
-		 * suggestion changes only what the run shows to be slower.
-		 */
-		w = routine_ratio(info, to_device, sizes[start], cur);
-		keep = w > 0 && w <= CLASS_TIE;
-		for (int k = 0; k < nr; k++) {
-			const char *name = info->routines[to_device][k];
-
-			w = routine_ratio(info, to_device, sizes[start], name);
-			worst[k] = w > 0 && w <= CLASS_TIE && (!keep || !strcmp(name, cur)) ? w : 0;
-			alive += worst[k] > 0;
-		}
-		for (end = start; alive && end + 1 < nsizes; end++) {
-			int next = 0;
-
-			if (keep && strcmp(info->current(to_device, sizes[end + 1]), cur))
-				break;
-
-			for (int k = 0; k < nr; k++) {
-				w = routine_ratio(info, to_device, sizes[end + 1],
-						  info->routines[to_device][k]);
-				next += worst[k] > 0 && w > 0 && w <= CLASS_TIE;
-			}
-			if (!next)
-				break;
-			for (int k = 0; k < nr; k++) {
-				w = routine_ratio(info, to_device, sizes[end + 1],
-						  info->routines[to_device][k]);
-				worst[k] = worst[k] > 0 && w > 0 && w <= CLASS_TIE ?
-					   (w > worst[k] ? w : worst[k]) : 0;
-			}
-		}
-		w = 0;
-		for (int k = 0; k < nr; k++) {
-			if (worst[k] > 0 && (!pick || worst[k] < w)) {
-				pick = info->routines[to_device][k];
-				w = worst[k];
-			}
-		}
-		for (int k = 0; k < nr; k++) {
-			if (worst[k] > 0 && worst[k] <= w * TIE &&
-			    !strcmp(info->routines[to_device][k], cur)) {
-				pick = cur;
-				w = worst[k];
-			}
-		}
-		for (int k = start; k <= end; k++) {
-			const char *c = info->current(to_device, sizes[k]);
-			double r = routine_ratio(info, to_device, sizes[k], c);
-
-			if (r > lib_worst)
-				lib_worst = r;
-			if (!strstr(now, c))
-				snprintf(now + strlen(now), sizeof(now) - strlen(now), "%s%s",
-					 now[0] ? ", " : "", c);
-		}
-		gdr_copy_size_name(sizes[start], lo, sizeof(lo));
-		gdr_copy_size_name(sizes[end], hi, sizeof(hi));
-		fprintf(f, "| %s - %s | %s |", lo, hi, pick ? pick : "-");
-		fprintf(f, pick ? " %.2fx |" : " - |", pick ? w : 0);
-		fprintf(f, " %s |", now);
-		fprintf(f, lib_worst > 0 ? " %.2fx |" : " - |", lib_worst);
-		if (!to_device) {
-			lat = pick ? latency_ratio(info, pick, sizes[start], sizes[end]) : 0;
-			fprintf(f, lat > 0 ? " %.2fx |" : " - |", lat);
-		}
-		fprintf(f, "\n");
-		if (end + 1 < nsizes)
-			used += snprintf(rows + used, sizeof(rows) - used, "{ %zu, %s }, ",
-					 sizes[end], pick ? pick : "?");
-		else
-			used += snprintf(rows + used, sizeof(rows) - used, "{ SIZE_MAX, %s }",
-					 pick ? pick : "?");
-		if (used >= sizeof(rows))
-			used = sizeof(rows) - 1;
-	}
-	fprintf(f, "\nRows for `%s` in src/copy.c: `%s`\n", to_device ? "to_wc_rows" : "from_wc_rows",
-		rows);
-}
-
-/*
- * What the public call adds to the dispatcher over [lo, hi], now and as it was before it became
- * one flat function (path_before): the range of the differences of the medians.
- */
-static void overhead(FILE *f, const struct bench_info *info, int to_device, size_t lo, size_t hi)
-{
-	double now[2] = { 1e9, -1e9 }, before[2] = { 1e9, -1e9 };
-	char a[32], b[32];
-
-	for (int i = 0; i < info->nsizes; i++) {
-		size_t n = info->sizes[i];
-		const struct bench_result *disp = find(0, to_device, 0, n, "dispatcher");
-		const struct bench_result *lib = find(0, to_device, 0, n, "library");
-		const struct bench_result *old = find(0, to_device, 0, n, "path_before");
-
-		if (n < lo || n > hi || !usable(disp) || !usable(lib) || !usable(old))
-			continue;
-		now[0] = lib->median - disp->median < now[0] ? lib->median - disp->median : now[0];
-		now[1] = lib->median - disp->median > now[1] ? lib->median - disp->median : now[1];
-		before[0] = old->median - disp->median < before[0] ? old->median - disp->median :
-								     before[0];
-		before[1] = old->median - disp->median > before[1] ? old->median - disp->median :
-								     before[1];
-	}
-	gdr_copy_size_name(lo, a, sizeof(a));
-	gdr_copy_size_name(hi, b, sizeof(b));
-	if (now[0] > now[1])
-		fprintf(f, "- The public %s call over the dispatcher, %s - %s: not measured\n",
-			to_device ? "write" : "read", a, b);
-	else
-		fprintf(f, "- The public %s call over the dispatcher, %s - %s: %+.3f to %+.3f us "
-			   "(the call before it was made flat: %+.3f to %+.3f us)\n",
-			to_device ? "write" : "read", a, b, now[0], now[1], before[0], before[1]);
-}
-
-/* The read and tiny-write targets, judged on this run's medians. */
-static void targets(FILE *f, const struct bench_info *info)
-{
-	static const struct {
-		size_t n;
-		double max_us;
-	} bounds[] = { { 64, 0.39 }, { 1024, 1.25 } };
-	char slower[1024] = "", far[1024] = "";
-	const struct bench_result *lib8 = find(0, 1, 0, 8, "library");
-	const struct bench_result *raw8 = find(0, 1, 0, 8, "raw0");
-	int compared = 0, raw_compared = 0;
-
-	for (int i = 0; i < info->nsizes; i++) {
-		size_t n = info->sizes[i];
-		const struct bench_result *lib = find(0, 0, 0, n, "library");
-		const struct bench_result *g26 = find(0, 0, 0, n, "gdrcopy26");
-		const struct bench_result *raw = fastest_raw(0, 0, n);
-		char size[32];
-
-		gdr_copy_size_name(n, size, sizeof(size));
-		if (usable(lib) && usable(g26)) {
-			compared++;
-			if (lib->median > g26->median)
-				snprintf(slower + strlen(slower), sizeof(slower) - strlen(slower),
-					 "%s%s (%s against %s)", slower[0] ? ", " : "", size,
-					 us(lib->median), us(g26->median));
-		}
-		if (n >= 64 && usable(lib) && usable(raw)) {
-			raw_compared++;
-			if (lib->median > 1.5 * raw->median)
-				snprintf(far + strlen(far), sizeof(far) - strlen(far),
-					 "%s%s (%s against %s)", far[0] ? ", " : "", size,
-					 us(lib->median), us(raw->median));
-		}
-	}
-	fprintf(f, "\n## Against the targets (this run)\n\n");
-	fprintf(f, "- Reads at or below GDRCopy 2.6's strategy at every size: %s%s\n",
-		!compared ? "not measured" : slower[0] ? "**missed** at " : "met",
-		compared ? slower : "");
-	fprintf(f, "- Reads within 1.5x of the fastest raw loads (with their sfence) from 64 B up: "
-		   "%s%s\n", !raw_compared ? "not measured" : far[0] ? "**missed** at " : "met",
-		raw_compared ? far : "");
-	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
-		const struct bench_result *lib = find(0, 0, 0, bounds[i].n, "library");
-		char size[32];
-
-		gdr_copy_size_name(bounds[i].n, size, sizeof(size));
-		if (usable(lib))
-			fprintf(f, "- A %s read at most %.2f us (1.5x the raw loads' first figure): "
-				   "%s: %s\n", size, bounds[i].max_us, us(lib->median),
-				lib->median <= bounds[i].max_us ? "met" : "**missed**");
-	}
-	overhead(f, info, 0, 16, 1024);
-	overhead(f, info, 1, 1, 64);
-	if (usable(lib8) && usable(raw8))
-		fprintf(f, "- An 8-byte write within 1.03x of a raw 8-byte store + sfence: %s against "
-			   "%s (%.3fx): %s\n", us(lib8->median), us(raw8->median),
-			lib8->median / raw8->median,
-			lib8->median <= 1.03 * raw8->median ? "met" : "**missed**");
-	else
-		fprintf(f, "- An 8-byte write within 1.03x of a raw 8-byte store + sfence: not measured\n");
 }
 
 static void csv_out(FILE *csv)
@@ -641,7 +399,7 @@ static int failures(FILE *f)
 
 void bench_report_print(const struct bench_info *info, FILE *md, FILE *csv)
 {
-	const struct bench_result *timer = find(1, 0, 0, info->nlatency ? info->latency_sizes[0] : 0,
+	const struct bench_result *timer = report_find(1, 0, 0, info->nlatency ? info->latency_sizes[0] : 0,
 						"timer");
 
 	fprintf(md, "# %s\n\n`%s`: %s\n\nThe library's automatic choice: %s.\n", info->title,
@@ -668,9 +426,9 @@ void bench_report_print(const struct bench_info *info, FILE *md, FILE *csv)
 		    "cuCtxSynchronize), then one read, timed between two lfences (so it includes "
 		    "the whole read: what a flag poll costs), and its data checked; medians of the "
 		    "samples, microseconds. The timing alone takes %s us, included in every figure. "
-		    "Raw reads here have no fence.\n", timer ? us(timer->median) : "?");
+		    "Raw reads here have no fence.\n", timer ? report_us(timer->median) : "?");
 	routines(md, info, 1, 0, 0, info->latency_sizes, info->nlatency);
-	targets(md, info);
+	report_targets(md, info);
 	fprintf(md, "\n## Size classes this run suggests\n\n"
 		    "From the tables of each routine as the library's choice: where the library's "
 		    "routine is within %.0f%% of the fastest, it keeps it; elsewhere a class grows from "
@@ -683,8 +441,8 @@ void bench_report_print(const struct bench_info *info, FILE *md, FILE *csv)
 		    "only: check the dependent-read column (a read of data the GPU just wrote, as a "
 		    "flag poll or a payload after it) and the unaligned tables before adopting one.\n",
 		100 * (CLASS_TIE - 1));
-	classes(md, info, 0);
-	classes(md, info, 1);
+	report_classes(md, info, 0);
+	report_classes(md, info, 1);
 	if (!failures(md))
 		fprintf(md, "\nEvery data check passed.\n");
 	if (csv)

@@ -1,22 +1,23 @@
 # Tier 3: the real GPU. `make check-gpu` builds the programs below and runs GPU_TESTS through the
 # same runner as tier 1; where there is no NVIDIA driver or GPU each test skips (77) with the
-# reason. Other fragments may append their programs to GPU_TESTS. bench_vulkan is a benchmark,
-# built by check-gpu but not run by it. See tests/gpu/README.md for the H200's set-up.
+# reason. Other fragments may append their programs to GPU_TESTS (check-gpu reads it in its
+# recipe, after every fragment). bench_vulkan and bench_setup_vulkan are benchmarks, built by
+# check-gpu but not run by it. make check-gpu-dmabuf runs test_gpu_dmabuf alone, showing its
+# output. See tests/gpu/README.md for the H200's set-up.
 #
-# Nothing links libcuda: the programs load it through src/cuda.c and tests/unit/testcuda.c. With
-# nvcc (NVCC=, default $(CUDA)/bin/nvcc) the kernels of kernels.cu are built into a fatbin for
+# Nothing links libcuda: the programs load it through src/cuda.c and the harness's testcuda.c.
+# With nvcc (NVCC=, the top Makefile) the kernels of kernels.cu are built into a fatbin for
 # sm_90 with compute_90 PTX and embedded; without it the kernel checks report themselves skipped.
 
-NVCC ?= $(CUDA)/bin/nvcc
 GPU_DIR := $(BUILD)/tests/gpu
-GPU_TESTS += $(GPU_DIR)/test_gpu_vulkan $(GPU_DIR)/soak_vulkan
+GPU_TESTS += $(GPU_DIR)/test_gpu_vulkan $(GPU_DIR)/soak_vulkan $(GPU_DIR)/test_gpu_dmabuf
 GPU_BENCH := $(GPU_DIR)/bench_vulkan $(GPU_DIR)/bench_setup_vulkan
-GPU_CUDA_OBJS := $(OBJ)/tests/unit/testcuda.o $(OBJ)/src/cuda.o $(OBJ)/src/log.o
-GPU_COMMON_OBJS := $(OBJ)/tests/gpu/gpucommon.o $(OBJ)/tests/unit/simtest.o $(GPU_CUDA_OBJS)
-GPU_HAVE_NVCC := $(if $(wildcard $(NVCC)),1,)
+GPU_PROGRAMS := $(GPU_DIR)/test_gpu_vulkan $(GPU_DIR)/soak_vulkan $(GPU_DIR)/test_gpu_dmabuf \
+	$(GPU_BENCH)
+GPU_COMMON_OBJS := $(OBJ)/tests/gpu/gpucommon.o $(HARNESS_OBJS) $(TESTCUDA_OBJS)
 
-$(OBJ)/tests/gpu/%.o: ALL_CFLAGS += -Itests/unit -Itests/gpu
-ifeq ($(GPU_HAVE_NVCC),1)
+$(OBJ)/tests/gpu/%.o: ALL_CFLAGS += -Itests/gpu
+ifeq ($(HAVE_NVCC),1)
 $(OBJ)/tests/gpu/gpucommon.o: ALL_CFLAGS += -DGDR_TEST_HAVE_KERNELS
 GPU_COMMON_OBJS += $(GPU_DIR)/kernels_fatbin.o
 
@@ -41,26 +42,29 @@ endif
 # The set-up benchmark calls Vulkan itself, through the library's own declarations.
 $(OBJ)/tests/gpu/bench_setup_vulkan.o: ALL_CFLAGS += -Isrc/backends
 # The fork cases share their checks with tier 1.
-$(GPU_DIR)/soak_vulkan: $(OBJ)/tests/unit/fork_check.o
-$(GPU_TESTS) $(GPU_BENCH): $(GPU_DIR)/%: $(OBJ)/tests/gpu/%.o $(GPU_COMMON_OBJS) $(LIB_SHARED)
+$(GPU_DIR)/soak_vulkan: $(FORK_CHECK_OBJ)
+$(GPU_PROGRAMS): $(GPU_DIR)/%: $(OBJ)/tests/gpu/%.o $(GPU_COMMON_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/gpu/$*.o $(filter-out $(OBJ)/tests/gpu/$*.o \
 		$(GPU_COMMON_OBJS),$(filter %.o,$^)) $(GPU_COMMON_OBJS) -L$(LIB_DIR) \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -ldl
 
-.PHONY: gpu-build
-gpu-build: $(GPU_TESTS) $(GPU_BENCH)
+.PHONY: gpu-build check-gpu-dmabuf
+gpu-build: $(GPU_PROGRAMS)
 
 check-gpu: gpu-build
 	$(Q)tests/run-tests.sh $(GPU_TESTS)
+
+check-gpu-dmabuf: $(GPU_DIR)/test_gpu_dmabuf
+	$(Q)TEST_VERBOSE=1 tests/run-tests.sh $<
 
 # bench_copy_impls links the library statically: it times the routines themselves and installs
 # tables of its own, which the shared library does not export. Its baselines (GDRCopy 2.6's
 # strategy, raw accesses) are built with the ISA flags they use; they check the CPU at run time.
 GPU_IMPLS_BENCH := $(GPU_DIR)/bench_copy_impls
-GPU_IMPLS_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_copy_impls.o bench_copy_report.o \
-	bench_paths.o bench_raw.o gdrcopy26_copy.o)
+GPU_IMPLS_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_copy_impls.o bench_copy_measure.o \
+	bench_copy_report.o bench_copy_verdicts.o bench_paths.o bench_raw.o gdrcopy26_copy.o)
 ifeq ($(ARCH_DIR),x86)
 $(OBJ)/tests/gpu/bench_raw.o: ISA_CFLAGS := -mavx2 -mavx512f
 $(OBJ)/tests/gpu/gdrcopy26_copy.o: ISA_CFLAGS := -msse4.1 -mavx2 -mmovdir64b
@@ -72,12 +76,11 @@ $(GPU_IMPLS_BENCH): $(GPU_IMPLS_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
 gpu-build: $(GPU_IMPLS_BENCH)
 
 # bench_copy_impls -q on the simulated CUDA driver: a tier-1 test of the program (not of its
-# numbers). Its source is here, beside the program; it lives outside build/tests/unit so that
-# the arm64 and ppc64le runs of tier 1 leave it out (the simulated GPU needs an x86 lavapipe).
+# numbers), with the tools' test helpers. Its source is here, beside the program.
 GPU_BENCH_SIM_TEST := $(GPU_DIR)/test_bench_copy_sim
-$(GPU_BENCH_SIM_TEST): tests/gpu/test_bench_copy_sim.sh $(BUILD)/tests/unit/tools_lib.sh
+$(GPU_BENCH_SIM_TEST): tests/gpu/test_bench_copy_sim.sh $(BUILD)/tests/tools/tools_lib.sh
 	@mkdir -p $(dir $@)
-	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/unit/tools_lib.sh)|' \
+	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/tools/tools_lib.sh)|' \
 		-e 's|@BENCH@|$(abspath $(GPU_IMPLS_BENCH))|' $< >$@ && chmod +x $@
 test-build: $(GPU_BENCH_SIM_TEST) $(GPU_IMPLS_BENCH) $(SIM_CUDA_LIB)
-CHECK_TESTS += $(GPU_BENCH_SIM_TEST)
+TEST_TESTS += $(GPU_BENCH_SIM_TEST)

@@ -6,7 +6,7 @@
  *         cycles on one gdr_t, each thread on its own VMM buffer, every copy checked by a copy
  *         back and, every 100th cycle, by cuMemcpyDtoH; prints the cycle rate.
  *   fork_inherited: a fork child gets EINVAL for every call on the parent's gdr_t and handle,
- *         writes nothing, and gdr_close of it returns at once (tests/unit/fork_check.c); its own
+ *         writes nothing, and gdr_close of it returns at once (tests/harness/fork_check.c); its own
  *         gdr_open either works end to end or fails saying that CUDA does not survive fork.
  *   fork_before_cuda: a child forked before this process used CUDA opens, pins, maps and copies
  *         on its own (what gdr_open(3) tells fork users to do).
@@ -24,7 +24,7 @@
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
 #include "gpucommon.h"
-#include "simtest.h"
+#include "harness.h"
 
 #define MiB (1UL << 20)
 #define SLICE 65536
@@ -120,7 +120,7 @@ static int case_soak(void)
 	for (int i = 0; i < threads; i++) {
 		w[i].id = i;
 		w[i].cycles = cycles;
-		CHECK_CU(gpu_vmm_alloc(&w[i].m, 32 * SLICE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+		CHECK_EQ(gpu_vmm_alloc(&w[i].m, 32 * SLICE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	}
 	/*
 	 * The first pin of the process creates the Vulkan device, whose descriptors are kept for the
@@ -128,7 +128,7 @@ static int case_soak(void)
 	 */
 	CHECK_EQ(gdr_pin_buffer_v2(g, w[0].m.ptr, SLICE, 0, &mh), 0);
 	CHECK_EQ(gdr_unpin_buffer(g, mh), 0);
-	fds = simtest_fd_count();
+	fds = test_fd_count();
 	t0 = gpu_now_ns();
 	for (int i = 0; i < threads; i++)
 		CHECK_EQ(pthread_create(&t[i], NULL, soak_main, &w[i]), 0);
@@ -145,9 +145,9 @@ static int case_soak(void)
 	       "thread, %d failures\n", threads, cycles, secs, threads * (double)cycles / secs,
 	       secs * 1e6 / cycles, failures);
 	if (failures)
-		ret = simtest_why("%d failed steps; first: %s", failures, first);
-	else if (simtest_fd_count() != fds)
-		ret = simtest_why("%d fds before the soak, %d after", fds, simtest_fd_count());
+		ret = test_fail("%d failed steps; first: %s", failures, first);
+	else if (test_fd_count() != fds)
+		ret = test_fail("%d fds before the soak, %d after", fds, test_fd_count());
 	free(w);
 	free(t);
 	return ret;
@@ -157,7 +157,7 @@ static int case_soak(void)
  * In the fork child: CUDA does not survive fork, so with NVIDIA's driver a gdr_t of the child's
  * own is expected to fail, saying so; if it opens, it must work end to end.
  */
-static int child_own_gdr(char *why, size_t len)
+static int child_own_gdr(void)
 {
 	struct gpu_vmm m;
 	const char *log;
@@ -166,24 +166,20 @@ static int child_own_gdr(char *why, size_t len)
 	gdr_mh_t mh;
 	uint64_t v = 0x1122334455667788ULL, back = 0;
 
-	simtest_capture_begin();
+	test_capture_begin();
 	own = gdr_open();
-	log = simtest_capture_end();
+	log = test_capture_end();
 	if (!own) {
-		if (strstr(log, "forked from one that had initialised CUDA"))
-			return 0;
-		snprintf(why, len, "gdr_open in the child failed without saying why: %s", log);
-		return 1;
+		CHECK(strstr(log, "forked from one that had initialised CUDA"),
+		      "gdr_open in the child failed without saying why: %s", log);
+		return TEST_PASS;
 	}
-	if (gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) ||
-	    gdr_pin_buffer_v2(own, m.ptr, SLICE, 0, &mh) || gdr_map(own, mh, &va, SLICE) ||
-	    gdr_copy_to_mapping(mh, va, &v, 8) || gdr_copy_from_mapping(mh, &back, va, 8) ||
-	    back != v || gdr_unmap(own, mh, va, SLICE) || gdr_unpin_buffer(own, mh) ||
-	    gdr_close(own)) {
-		snprintf(why, len, "the child's gdr_open worked but its gdr_t does not");
-		return 1;
-	}
-	return 0;
+	CHECK(!gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) &&
+	      !gdr_pin_buffer_v2(own, m.ptr, SLICE, 0, &mh) && !gdr_map(own, mh, &va, SLICE) &&
+	      !gdr_copy_to_mapping(mh, va, &v, 8) && !gdr_copy_from_mapping(mh, &back, va, 8) &&
+	      back == v && !gdr_unmap(own, mh, va, SLICE) && !gdr_unpin_buffer(own, mh) &&
+	      !gdr_close(own), "the child's gdr_open worked but its gdr_t does not");
+	return TEST_PASS;
 }
 
 static int case_fork_inherited(void)
@@ -191,22 +187,20 @@ static int case_fork_inherited(void)
 	struct fork_check fc;
 	struct gpu_vmm m;
 	uint64_t v = 0xabcdef, back = 0;
-	char why[512];
 	gdr_mh_t mh;
 	void *va;
 
-	CHECK_CU(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	CHECK_EQ(gdr_pin_buffer_v2(g, m.ptr, SLICE, 0, &mh), 0);
 	CHECK_EQ(gdr_map(g, mh, &va, SLICE), 0);
 	CHECK_EQ(gdr_copy_to_mapping(mh, va, &v, 8), 0);
 	fc = (struct fork_check){ .g = g, .mh = mh, .map = va, .map_size = SLICE,
 				  .pin_addr = m.ptr, .child_own = child_own_gdr };
-	if (fork_check_run(&fc, why, sizeof(why)))
-		return simtest_why("fork child: %s", why);
+	CHECK(fork_check_run(&fc) == TEST_PASS, "fork child: %s", test_reason());
 	/* The parent's pin and mapping are as they were. */
 	CHECK_EQ(gdr_copy_from_mapping(mh, &back, va, 8), 0);
 	CHECK_EQ(back, v);
-	CHECK_CU(cu->cuMemcpyDtoH(&back, m.ptr, 8));
+	CHECK_EQ(cu->cuMemcpyDtoH(&back, m.ptr, 8), CUDA_SUCCESS);
 	CHECK_EQ(back, v);
 	CHECK_EQ(gdr_unmap(g, mh, va, SLICE), 0);
 	CHECK_EQ(gdr_unpin_buffer(g, mh), 0);
@@ -216,51 +210,35 @@ static int case_fork_inherited(void)
 
 static int case_fork_before_cuda(void)
 {
-	if (fork_before_cuda_status == 77) {
-		simtest_why("%s", fork_before_cuda_why);
-		return 77;
-	}
+	if (fork_before_cuda_status == TEST_SKIP)
+		return test_skip("%s", fork_before_cuda_why);
 	if (fork_before_cuda_status)
-		return simtest_why("%s", fork_before_cuda_why[0] ? fork_before_cuda_why :
-				   "the child failed");
-	return 0;
+		return test_fail("%s", fork_before_cuda_why);
+	return TEST_PASS;
+}
+
+static int fork_before_cuda_child(void *arg)
+{
+	int rc = gpu_init();
+
+	(void)arg;
+	if (rc == TEST_SKIP)
+		return test_skip("no GPU");
+	g = rc ? NULL : gdr_open();
+	if (!g)
+		return test_fail("gdr_open failed in a child forked before CUDA was used");
+	return child_own_gdr();
 }
 
 /* Before this process touches CUDA: a child that does everything itself. */
 static void fork_before_cuda(void)
 {
-	int pipefd[2], status;
-	ssize_t n;
-	pid_t pid;
+	/* quick_exit: Mesa's atexit handler would join the parent's lavapipe threads. */
+	const struct test_child child = { .quick_exit = true };
 
-	if (pipe(pipefd))
-		return;
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		char why[512] = "";
-		int rc = gpu_init();
-
-		close(pipefd[0]);
-		if (rc == 77) {
-			snprintf(why, sizeof(why), "no GPU");
-		} else {
-			g = rc ? NULL : gdr_open();
-			rc = !g ? 1 : child_own_gdr(why, sizeof(why));
-			if (!g)
-				snprintf(why, sizeof(why), "gdr_open failed in a child forked before "
-					 "CUDA was used");
-		}
-		if (write(pipefd[1], why, strlen(why)) < 0)
-			rc = 2;
-		_exit(rc);
-	}
-	close(pipefd[1]);
-	n = pid > 0 ? read(pipefd[0], fork_before_cuda_why, sizeof(fork_before_cuda_why) - 1) : 0;
-	fork_before_cuda_why[n > 0 ? n : 0] = '\0';
-	close(pipefd[0]);
-	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
-		fork_before_cuda_status = WEXITSTATUS(status);
+	fork_before_cuda_status = test_child_run(&child, fork_before_cuda_child, NULL);
+	snprintf(fork_before_cuda_why, sizeof(fork_before_cuda_why), "%s",
+		 test_reason()[0] ? test_reason() : "the child failed");
 }
 
 static int case_open(void)
@@ -281,7 +259,7 @@ static int case_close(void)
 	return 0;
 }
 
-static const struct simtest_case cases[] = {
+static const struct test_case cases[] = {
 	{ "fork_before_cuda", case_fork_before_cuda },
 	{ "open", case_open },
 	{ "soak", case_soak },
@@ -306,5 +284,5 @@ int main(int argc, char **argv)
 		printf("no CUDA context after gpu_init\n");
 		return 1;
 	}
-	return simtest_run(cases, argc, argv);
+	return test_run(cases, argc, argv);
 }

@@ -38,7 +38,7 @@ if [ "$rc" = 0 ]; then
 	result pass bench_quick
 else
 	result fail bench_quick "exit $rc: $(cat "$md" "$tmp/bench.err" | grep -v '^[[:space:]]*$' | tail -n 1)"
-	finish
+	test_exit
 fi
 if grep -q '^Every data check passed\.$' "$md" && ! grep -q 'FAILED' "$md"; then
 	result pass bench_data_checks
@@ -72,7 +72,7 @@ for d in d2h h2d; do
 		for m in library library:generic cumemcpy $paths; do
 			if ! grep -qE "^throughput,$d,aligned,$n,$m,$num,$num,$num,$num,3,[0-9]+,ok\$" "$csv"; then
 				result fail bench_csv_rows "no $m row for $d at $n B"
-				finish
+				test_exit
 			fi
 		done
 	done
@@ -87,4 +87,4 @@ if [ "$rc" = 0 ] && grep -q '^\*\*The time budget (-t) ran out: nothing was meas
 else
 	result fail bench_time_budget "exit $rc; no note, or sizes past the budget: $(tail -n 1 "$tmp/budget.md")"
 fi
-finish
+test_exit

@@ -13,14 +13,19 @@
  * needs a backend that works after dmabuf: on the H200, vulkan (tests/gpu/README.md).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
-#include "testcuda.h"
-#include "dmabuf_test.h"
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
 #include "gpucommon.h"
+#include "harness.h"
+#include "testcuda.h"
 
 /* The first CUDA version with dma-buf mmap of discrete GPUs (R610). */
 #define DMABUF_MMAP_VERSION 13030
@@ -161,6 +166,14 @@ out:
 	return ret == KERNEL_ENOTSUPP ? 100 : ret ? 101 : 0;
 }
 
+/* fn in a child with env, its output in out; its exit status (test_child_exit). */
+static int run_child(const char *const *env, int (*fn)(void *), char *out, size_t len)
+{
+	const struct test_child child = { .env = env, .output = out, .output_len = len };
+
+	return test_child_exit(&child, fn, NULL);
+}
+
 /* Print the child's output, indented, so the log lines can be quoted. */
 static void show(const char *name, const char *out)
 {
@@ -192,7 +205,7 @@ static void run_open_case(const struct open_case *c)
 	bool forced = c->backend || c->use_dmabuf;
 	bool new_driver = driver_version >= DMABUF_MMAP_VERSION;
 	char log[16384];
-	int got = run_child(env, child_open, NULL, log, sizeof(log));
+	int got = run_child(env, child_open, log, sizeof(log));
 	const char *line = strstr(log, "backend dmabuf: ");
 
 	show(c->name, log);
@@ -201,21 +214,21 @@ static void run_open_case(const struct open_case *c)
 	if (new_driver) {
 		/* R610: dmabuf works, and is chosen unless gdrdrv is there first. */
 		if (forced ? got != 10 + GDR_BACKEND_DMABUF : got < 10)
-			report("fail", c->name, "driver %d should allow dmabuf, gdr_open gave %d",
+			test_report("fail", c->name, "driver %d should allow dmabuf, gdr_open gave %d",
 			       driver_version, got);
 		else
-			report("pass", c->name, NULL);
+			test_report("pass", c->name, NULL);
 		return;
 	}
 	if (!line || !strstr(line, VERSION_REASON))
-		report("fail", c->name, "no 'backend dmabuf: ... %s' line", VERSION_REASON);
+		test_report("fail", c->name, "no 'backend dmabuf: ... %s' line", VERSION_REASON);
 	else if (forced && got != 2)
-		report("fail", c->name, "forced dmabuf on driver %d, yet gdr_open gave %d",
+		test_report("fail", c->name, "forced dmabuf on driver %d, yet gdr_open gave %d",
 		       driver_version, got);
 	else if (!forced && (got < 10 || got == 10 + GDR_BACKEND_DMABUF))
-		report("fail", c->name, "gdr_open did not go on to a working backend (%d)", got);
+		test_report("fail", c->name, "gdr_open did not go on to a working backend (%d)", got);
 	else
-		report("pass", c->name, NULL);
+		test_report("pass", c->name, NULL);
 }
 
 int main(void)
@@ -232,9 +245,9 @@ int main(void)
 	int rc;
 
 	gpu_use_nvidia_icd();
-	rc = run_child(clean, child_probe, NULL, out, sizeof(out));
+	rc = run_child(clean, child_probe, out, sizeof(out));
 	if (rc == TEST_SKIP)
-		SKIP("%s", strtok(out, "\n") ? out : "no NVIDIA GPU");
+		test_skip_program("%s", strtok(out, "\n") ? out : "no NVIDIA GPU");
 	if (rc) {
 		fprintf(stderr, "probing the CUDA driver failed (%d): %s\n", rc, out);
 		return TEST_FAIL;
@@ -245,12 +258,12 @@ int main(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_open_case(&cases[i]);
 
-	rc = run_child(clean, child_driver_mmap, NULL, out, sizeof(out));
+	rc = run_child(clean, child_driver_mmap, out, sizeof(out));
 	show("driver_mmap", out);
 	if (driver_version >= DMABUF_MMAP_VERSION ? rc == 0 : rc == 100)
-		report("pass", "driver_mmap", NULL);
+		test_report("pass", "driver_mmap", NULL);
 	else
-		report("fail", "driver_mmap", "exit %d (0: mmap worked, 100: errno 524, 101: other "
+		test_report("fail", "driver_mmap", "exit %d (0: mmap worked, 100: errno 524, 101: other "
 		       "errno, 1: export failed)", rc);
-	return report_failures ? TEST_FAIL : TEST_PASS;
+	return test_status();
 }

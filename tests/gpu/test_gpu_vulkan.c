@@ -8,10 +8,10 @@
  * guard, so one bad case reports instead of killing the run.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,7 @@
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
 #include "gpucommon.h"
-#include "simtest.h"
+#include "harness.h"
 
 #define MiB (1UL << 20)
 
@@ -59,13 +59,13 @@ static int pin_map(unsigned long addr, size_t size, gdr_mh_t *mh, void **base, u
 	int ret = gdr_pin_buffer_v2(g, addr, size, 0, mh);
 
 	if (ret)
-		return simtest_why("gdr_pin_buffer_v2(0x%lx, %zu) = %d", addr, size, ret);
+		return test_fail("gdr_pin_buffer_v2(0x%lx, %zu) = %d", addr, size, ret);
 	ret = gdr_get_info(g, *mh, &info);
 	if (!ret)
 		ret = gdr_map(g, *mh, base, info.mapped_size);
 	if (ret) {
 		gdr_unpin_buffer(g, *mh);
-		return simtest_why("get_info/map of 0x%lx = %d", addr, ret);
+		return test_fail("get_info/map of 0x%lx = %d", addr, ret);
 	}
 	*map = (uint8_t *)*base + (addr - info.va);
 	return 0;
@@ -107,11 +107,11 @@ static int case_open_default(void)
 	unsetenv("GDRCOPY_BACKEND");
 	g = gdr_open();
 	if (!g)
-		return simtest_why("gdr_open failed (GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=2 "
+		return test_fail("gdr_open failed (GDRCOPY_ENABLE_LOGGING=1 GDRCOPY_LOG_LEVEL=2 "
 				   "says why)");
 	CHECK_EQ(gdr_get_attribute(g, GDR_ATTR_EXT_BACKEND, &v), 0);
 	if (v != GDR_BACKEND_VULKAN)
-		return simtest_why("gdr_open chose backend %d, not vulkan (%d): is gdrdrv loaded or "
+		return test_fail("gdr_open chose backend %d, not vulkan (%d): is gdrdrv loaded or "
 				   "dma-buf mmap available?", v, GDR_BACKEND_VULKAN);
 	CHECK_EQ(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), 0);
 	CHECK_EQ(v, 1);
@@ -123,7 +123,7 @@ static int case_open_default(void)
 	return 0;
 }
 
-#define NEED_G() do { if (!g) return simtest_why("no gdr_t (open_default failed)"); } while (0)
+#define NEED_G() do { if (!g) return test_fail("no gdr_t (open_default failed)"); } while (0)
 
 /* CPU writes through the mapping: cuMemcpyDtoH and a kernel read them. */
 static int case_cpu_write_gpu_read(void)
@@ -140,7 +140,7 @@ static int case_cpu_write_gpu_read(void)
 	int ret = 0, sig;
 
 	NEED_G();
-	CHECK_CU(gpu_vmm_alloc(&m, size, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(gpu_vmm_alloc(&m, size, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	buf = malloc(size);
 	CHECK(buf != NULL);
 	if (pin_map(m.ptr, size, &mh, &base, &map)) {
@@ -150,14 +150,14 @@ static int case_cpu_write_gpu_read(void)
 	fill_words(buf, words, 0x1234);
 	sig = guarded_copy(true, mh, map, buf, size);
 	if (sig) {
-		ret = simtest_why("signal %d writing through the mapping", sig);
+		ret = test_fail("signal %d writing through the mapping", sig);
 		goto out_unpin;
 	}
 	memset(buf, 0, size);
-	CHECK_CU(cu->cuMemcpyDtoH(buf, m.ptr, size));
+	CHECK_EQ(cu->cuMemcpyDtoH(buf, m.ptr, size), CUDA_SUCCESS);
 	bad = count_bad_words(buf, words, 0x1234, &first);
 	if (bad) {
-		ret = simtest_why("cuMemcpyDtoH sees %zu of %zu words wrong (first at %zu)", bad,
+		ret = test_fail("cuMemcpyDtoH sees %zu of %zu words wrong (first at %zu)", bad,
 				  words, first);
 		goto out_unpin;
 	}
@@ -165,9 +165,9 @@ static int case_cpu_write_gpu_read(void)
 		printf("# kernel check skipped: %s\n", why);
 		goto out_unpin;
 	}
-	CHECK_CU(gpu_kernel_check(m.ptr, words, 0x1234, &kbad));
+	CHECK_EQ(gpu_kernel_check(m.ptr, words, 0x1234, &kbad), CUDA_SUCCESS);
 	if (kbad)
-		ret = simtest_why("a kernel sees %llu of %zu words wrong", kbad, words);
+		ret = test_fail("a kernel sees %llu of %zu words wrong", kbad, words);
 out_unpin:
 	unmap_unpin(mh, base);
 out_free:
@@ -190,7 +190,7 @@ static int case_gpu_write_cpu_read(void)
 	int ret = 0, sig;
 
 	NEED_G();
-	CHECK_CU(gpu_vmm_alloc(&m, size, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(gpu_vmm_alloc(&m, size, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	buf = malloc(size);
 	CHECK(buf != NULL);
 	if (pin_map(m.ptr, size, &mh, &base, &map)) {
@@ -198,18 +198,18 @@ static int case_gpu_write_cpu_read(void)
 		goto out_free;
 	}
 	fill_words(buf, words, 0xbeef);
-	CHECK_CU(cu->cuMemcpyHtoD(m.ptr, buf, size));
+	CHECK_EQ(cu->cuMemcpyHtoD(m.ptr, buf, size), CUDA_SUCCESS);
 	/* A pageable HtoD may return before its DMA lands (seen on the H200). */
-	CHECK_CU(cu->cuCtxSynchronize());
+	CHECK_EQ(cu->cuCtxSynchronize(), CUDA_SUCCESS);
 	memset(buf, 0, size);
 	sig = guarded_copy(false, mh, buf, map, size);
 	if (sig) {
-		ret = simtest_why("signal %d reading through the mapping", sig);
+		ret = test_fail("signal %d reading through the mapping", sig);
 		goto out_unpin;
 	}
 	bad = count_bad_words(buf, words, 0xbeef, &first);
 	if (bad) {
-		ret = simtest_why("after cuMemcpyHtoD the mapping shows %zu of %zu words wrong "
+		ret = test_fail("after cuMemcpyHtoD the mapping shows %zu of %zu words wrong "
 				  "(first at %zu)", bad, words, first);
 		goto out_unpin;
 	}
@@ -217,15 +217,15 @@ static int case_gpu_write_cpu_read(void)
 		printf("# kernel write skipped: %s\n", why);
 		goto out_unpin;
 	}
-	CHECK_CU(gpu_kernel_fill(m.ptr, words, 0xcafe));
+	CHECK_EQ(gpu_kernel_fill(m.ptr, words, 0xcafe), CUDA_SUCCESS);
 	sig = guarded_copy(false, mh, buf, map, size);
 	if (sig) {
-		ret = simtest_why("signal %d reading through the mapping", sig);
+		ret = test_fail("signal %d reading through the mapping", sig);
 		goto out_unpin;
 	}
 	bad = count_bad_words(buf, words, 0xcafe, &first);
 	if (bad)
-		ret = simtest_why("after a kernel wrote, the mapping shows %zu of %zu words wrong "
+		ret = test_fail("after a kernel wrote, the mapping shows %zu of %zu words wrong "
 				  "(first at %zu)", bad, words, first);
 out_unpin:
 	unmap_unpin(mh, base);
@@ -248,7 +248,7 @@ static int case_partial_offsets(void)
 	int ret = 0;
 
 	NEED_G();
-	CHECK_CU(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	src = malloc(region);
 	dst = malloc(region);
 	CHECK(src && dst);
@@ -265,18 +265,18 @@ static int case_partial_offsets(void)
 			if (off + n + 64 > region)
 				continue;
 			memset(src, 0xa5, n + 128);
-			CHECK_CU(cu->cuMemcpyHtoD(dev - 64, src, n + 128));
+			CHECK_EQ(cu->cuMemcpyHtoD(dev - 64, src, n + 128), CUDA_SUCCESS);
 			/* Else the guard fill can land after the CPU's write (seen on the H200). */
-			CHECK_CU(cu->cuCtxSynchronize());
+			CHECK_EQ(cu->cuCtxSynchronize(), CUDA_SUCCESS);
 			for (size_t i = 0; i < n; i++)
 				src[i] = (uint8_t)(i * 7 + off + si);
 			gdr_copy_to_mapping(mh, map + off, src, n);
-			CHECK_CU(cu->cuMemcpyDtoH(dst, dev - 64, n + 128));
+			CHECK_EQ(cu->cuMemcpyDtoH(dst, dev - 64, n + 128), CUDA_SUCCESS);
 			for (size_t i = 0; i < n + 128 && !ret; i++) {
 				uint8_t want = i >= 64 && i < 64 + n ? src[i - 64] : 0xa5;
 
 				if (dst[i] != want)
-					ret = simtest_why("to_mapping off %zu n %zu: byte %zu is 0x%02x, "
+					ret = test_fail("to_mapping off %zu n %zu: byte %zu is 0x%02x, "
 							  "want 0x%02x", off, n, i, dst[i], want);
 			}
 			memset(dst, 0x5a, n + 128);
@@ -285,7 +285,7 @@ static int case_partial_offsets(void)
 				uint8_t want = i >= 64 && i < 64 + n ? src[i - 64] : 0x5a;
 
 				if (dst[i] != want)
-					ret = simtest_why("from_mapping off %zu n %zu: byte %zu is 0x%02x, "
+					ret = test_fail("from_mapping off %zu n %zu: byte %zu is 0x%02x, "
 							  "want 0x%02x", off, n, i, dst[i], want);
 			}
 		}
@@ -305,13 +305,13 @@ static int case_many_buffers(void)
 	gdr_mh_t mh[N];
 	void *base[N];
 	uint8_t *map[N];
-	int fds = simtest_fd_count(), ret = 0, n = 0;
+	int fds = test_fd_count(), ret = 0, n = 0;
 
 	NEED_G();
 	memset(m, 0, sizeof(m));
 	for (n = 0; n < N && !ret; n++) {
 		if (gpu_vmm_alloc(&m[n], 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
-			ret = simtest_why("allocation %d failed", n);
+			ret = test_fail("allocation %d failed", n);
 			break;
 		}
 		if (pin_map(m[n].ptr, 2 * MiB, &mh[n], &base[n], &map[n])) {
@@ -327,14 +327,14 @@ static int case_many_buffers(void)
 		if (cu->cuMemcpyDtoH(&probe[0], m[i].ptr, 1) ||
 		    cu->cuMemcpyDtoH(&probe[1], m[i].ptr + 2 * MiB - 1, 1) || probe[0] != i + 1 ||
 		    probe[1] != i + 1)
-			ret = simtest_why("buffer %d reads back %d/%d", i, probe[0], probe[1]);
+			ret = test_fail("buffer %d reads back %d/%d", i, probe[0], probe[1]);
 	}
 	for (int i = 0; i < n; i++) {
 		unmap_unpin(mh[i], base[i]);
 		gpu_vmm_free(&m[i]);
 	}
-	if (!ret && simtest_fd_count() != fds)
-		ret = simtest_why("%d fds before, %d after", fds, simtest_fd_count());
+	if (!ret && test_fd_count() != fds)
+		ret = test_fail("%d fds before, %d after", fds, test_fd_count());
 	return ret;
 }
 
@@ -380,7 +380,7 @@ static int case_threads(void)
 	struct gpu_vmm m;
 
 	NEED_G();
-	CHECK_CU(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	for (int i = 0; i < T; i++) {
 		w[i] = (struct worker){ .id = i, .ptr = m.ptr };
 		pthread_create(&t[i], NULL, worker_main, &w[i]);
@@ -390,7 +390,7 @@ static int case_threads(void)
 	gpu_vmm_free(&m);
 	for (int i = 0; i < T; i++)
 		if (w[i].why[0])
-			return simtest_why("thread %d: %s", i, w[i].why);
+			return test_fail("thread %d: %s", i, w[i].why);
 	return 0;
 }
 
@@ -400,15 +400,15 @@ static int expect_refusal(CUdeviceptr p, int want, const char *log_part)
 	gdr_mh_t mh;
 	int ret;
 
-	simtest_capture_begin();
+	test_capture_begin();
 	ret = gdr_pin_buffer_v2(g, p, 65536, 0, &mh);
-	log = simtest_capture_end();
+	log = test_capture_end();
 	if (ret == 0)
 		gdr_unpin_buffer(g, mh);
 	if (ret != want)
-		return simtest_why("pin = %d, want %d", ret, want);
+		return test_fail("pin = %d, want %d", ret, want);
 	if (!strstr(log, log_part))
-		return simtest_why("the log lacks \"%s\": %s", log_part, log);
+		return test_fail("the log lacks \"%s\": %s", log_part, log);
 	return 0;
 }
 
@@ -418,7 +418,7 @@ static int case_refuse_cumemalloc(void)
 	int ret;
 
 	NEED_G();
-	CHECK_CU(cu->cuMemAlloc(&p, 2 * MiB));
+	CHECK_EQ(cu->cuMemAlloc(&p, 2 * MiB), CUDA_SUCCESS);
 	ret = expect_refusal(p, ENOTSUP, "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR");
 	cu->cuMemFree(p);
 	return ret;
@@ -430,7 +430,7 @@ static int case_refuse_vmm_without_fd(void)
 	int ret;
 
 	NEED_G();
-	CHECK_CU(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_NONE));
+	CHECK_EQ(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_NONE), CUDA_SUCCESS);
 	ret = expect_refusal(m.ptr, ENOTSUP, "without CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR");
 	gpu_vmm_free(&m);
 	return ret;
@@ -452,7 +452,7 @@ static int case_free_while_pinned(void)
 	int ret = 0, sig;
 
 	NEED_G();
-	CHECK_CU(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	CHECK_EQ(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	if (pin_map(m.ptr, 65536, &mh, &base, &map)) {
 		gpu_vmm_free(&m);
 		return 1;
@@ -468,13 +468,13 @@ static int case_free_while_pinned(void)
 	if (!sig)
 		sig = guarded_copy(false, mh, &got[2], map + 8, 8);
 	if (sig)
-		ret = simtest_why("signal %d touching the mapping after the application freed the "
+		ret = test_fail("signal %d touching the mapping after the application freed the "
 				  "allocation: the pin does not keep it alive", sig);
 	else if (got[0] != a || got[1] != b)
-		ret = simtest_why("after the free the mapping reads 0x%llx/0x%llx, not the data",
+		ret = test_fail("after the free the mapping reads 0x%llx/0x%llx, not the data",
 				  (unsigned long long)got[0], (unsigned long long)got[1]);
 	else if (got[2] != c)
-		ret = simtest_why("after the free a store through the mapping is lost");
+		ret = test_fail("after the free a store through the mapping is lost");
 	unmap_unpin(mh, base);
 	if (!ret)
 		printf("# free while pinned: the mapping kept the old memory until unpin\n");
@@ -487,21 +487,21 @@ static int case_cycles(void)
 	int fds, ret = 0;
 
 	NEED_G();
-	CHECK_CU(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-	fds = simtest_fd_count();
+	CHECK_EQ(gpu_vmm_alloc(&m, 2 * MiB, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
+	fds = test_fd_count();
 	for (int i = 0; i < 1000 && !ret; i++) {
 		gdr_mh_t mh;
 		void *va;
 
 		if (gdr_pin_buffer_v2(g, m.ptr, 65536, 0, &mh) || gdr_map(g, mh, &va, 65536)) {
-			ret = simtest_why("cycle %d: pin/map failed", i);
+			ret = test_fail("cycle %d: pin/map failed", i);
 			break;
 		}
 		gdr_unmap(g, mh, va, 65536);
 		gdr_unpin_buffer(g, mh);
 	}
-	if (!ret && simtest_fd_count() != fds)
-		ret = simtest_why("%d fds before 1000 cycles, %d after", fds, simtest_fd_count());
+	if (!ret && test_fd_count() != fds)
+		ret = test_fail("%d fds before 1000 cycles, %d after", fds, test_fd_count());
 	gpu_vmm_free(&m);
 	return ret;
 }
@@ -514,7 +514,7 @@ static int case_close(void)
 	return 0;
 }
 
-static const struct simtest_case cases[] = {
+static const struct test_case cases[] = {
 	{ "open_default", case_open_default },
 	{ "cpu_write_gpu_read", case_cpu_write_gpu_read },
 	{ "gpu_write_cpu_read", case_gpu_write_cpu_read },
@@ -540,5 +540,5 @@ int main(int argc, char **argv)
 	signal(SIGSEGV, on_fault);
 	setenv("GDRCOPY_ENABLE_LOGGING", "1", 0);
 	setenv("GDRCOPY_LOG_LEVEL", "3", 0);
-	return simtest_run(cases, argc, argv);
+	return test_run(cases, argc, argv);
 }

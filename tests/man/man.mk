@@ -7,7 +7,7 @@ $(MAN_TEST): tests/man/test_man.sh $(LIB_SHARED)
 		$(abspath $(LIB_SHARED)) >$@ && chmod +x $@
 
 test-build: $(MAN_TEST)
-CHECK_TESTS += $(MAN_TEST)
+TEST_TESTS += $(MAN_TEST)
 CHECK_DEBS += groff-base mandoc binutils
 
 # The docs against the code: environment variables, references (tests/man/test_docs.sh).
@@ -17,4 +17,4 @@ $(DOCS_TEST): tests/man/test_docs.sh
 	$(Q)printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(CURDIR) >$@ && chmod +x $@
 
 test-build: $(DOCS_TEST)
-CHECK_TESTS += $(DOCS_TEST)
+TEST_TESTS += $(DOCS_TEST)

@@ -6,15 +6,7 @@
 #   test_docs.sh SRCDIR
 set -u
 src=$1
-results=${GDR_TEST_RESULTS:-/dev/null}
-failed=0
-
-result() { # verdict case detail
-	echo "$1 $2 ${3:-}" >>"$results"
-	echo "$1 $2 ${3:-}"
-	[ "$1" = fail ] && failed=1
-	return 0
-}
+. "$src/tests/harness/harness.sh"
 
 cd "$src" || exit 1
 # Variable names in C string literals of a set of files.
@@ -44,4 +36,4 @@ outside=$(grep -nE "shared/|reference/[a-z0-9-]+\.md|DESIGN\.md|[Ii]ssue #?[0-9]
 	$docs 2>/dev/null | head -n 3 | tr '\n' ' ')
 if [ -z "$outside" ]; then result pass no-outside-references; else
 	result fail no-outside-references "$outside"; fi
-exit "$failed"
+test_exit

@@ -5,15 +5,7 @@
 #   test_man.sh MANDIR LIBRARY
 set -u
 man_dir=$1 lib=$2
-results=${GDR_TEST_RESULTS:-/dev/null}
-failed=0
-
-result() { # verdict case detail
-	echo "$1 $2 ${3:-}" >>"$results"
-	echo "$1 $2 ${3:-}"
-	[ "$1" = fail ] && failed=1
-	return 0
-}
+. "$(dirname "$0")/../harness/harness.sh"
 
 command -v groff >/dev/null || { echo "groff is not installed (groff-base)"; exit 77; }
 command -v mandoc >/dev/null && have_mandoc=1 || have_mandoc=0
@@ -70,4 +62,4 @@ else
 		result pass exported-functions
 	fi
 fi
-exit "$failed"
+test_exit

@@ -2,26 +2,16 @@
 # make install as packagers and GDRCopy's users run it: "make -j8 prefix=... CUDA=... all install"
 # from a clean build installs exactly what a serial install does; GDRCopy's part targets (config,
 # version, lib_install, exes_install, driver + drv_install) with prefix=, libdir= and DESTDIR=;
-# gdrdrv's sources where DKMS looks. Everything goes into scratch directories.
+# install-tools and exes_install build no kernel module; gdrdrv's sources where DKMS looks.
+# Everything goes into scratch directories.
 #   test_install.sh SRCDIR BUILD CUDA
 set -u
 src=$1 build=$2 cuda=$3
 version=$(awk '/^#define GDR_API_(MAJOR|MINOR)_VERSION/ {v = v sep $3; sep = "."} END {print v}' \
 	"$src/include/gdrapi.h")
-results=${GDR_TEST_RESULTS:-/dev/null}
-failed=0
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-install.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-result() { # verdict case detail
-	echo "$1 $2 ${3:-}" >>"$results"
-	echo "$1 $2 ${3:-}"
-	[ "$1" = fail ] && failed=1
-	return 0
-}
-
-# A clean make: nothing of the make check that runs this (CC=clang, BUILD=...) may leak in.
-unset MAKEFLAGS MFLAGS MAKELEVEL
+. "$src/tests/harness/harness.sh"
+test_scratch install
+test_own_make
 mk() { make --no-print-directory -C "$src" CUDA="$cuda" "$@"; }
 # Files and links under a directory, relative to it, with their kind (f file, l link).
 tree() { (cd "$1" && find . \( -type f -o -type l \) -printf '%P %y\n' | sort); }
@@ -77,6 +67,20 @@ else
 	result fail lib_install-exes_install "$(grep -m 1 -iE 'error|\*\*\*' "$tmp/parts.log")"
 fi
 
+# The tools' install builds the tools, never the module, even where a kernel tree is there.
+kdir=$(ls -d /lib/modules/*/build 2>/dev/null | head -n 1)
+if [ -z "$kdir" ]; then
+	result skip tools-install-no-module "no kernel build tree (linux-headers) to leave alone"
+elif ! mk -n BUILD="$tmp/tools-only" KDIR="$kdir" DESTDIR="$tmp/tools-only-dest" install-tools \
+	exes_install >"$tmp/tools-only.log" 2>&1; then
+	result fail tools-install-no-module "make -n install-tools: $(tail -n 1 "$tmp/tools-only.log")"
+elif grep -v '^  CONFIG  ' "$tmp/tools-only.log" | grep -qE -- '-C kernel|gdrdrv\.ko'; then
+	result fail tools-install-no-module "install-tools builds gdrdrv.ko: $(grep -v '^  CONFIG  ' \
+		"$tmp/tools-only.log" | grep -m 1 -E -- '-C kernel|gdrdrv\.ko')"
+else
+	result pass tools-install-no-module "against $kdir"
+fi
+
 if mk BUILD="$fresh" DESTDIR="$tmp/dkms" install-dkms >"$tmp/dkms.log" 2>&1 &&
 	[ -f "$tmp/dkms/usr/src/gdrdrv-$version/dkms.conf" ] &&
 	mk BUILD="$fresh" prefix="$tmp/user" install-dkms >>"$tmp/dkms.log" 2>&1 &&
@@ -105,4 +109,4 @@ elif mk BUILD="$fresh" KDIR="/lib/modules/$kver/build" DESTDIR="$tmp/drv" driver
 else
 	result fail drv_install "$(grep -m 1 -iE 'error|\*\*\*' "$tmp/drv.log")"
 fi
-exit "$failed"
+test_exit

@@ -13,24 +13,13 @@ set -u
 src=$1 build=$2 cuda=$3
 version=$(awk '/^#define GDR_API_(MAJOR|MINOR)_VERSION/ {v = v sep $3; sep = "."} END {print v}' \
 	"$src/include/gdrapi.h")
-results=${GDR_TEST_RESULTS:-/dev/null}
 logs=$build/tests/pkg
-failed=0
+. "$src/tests/harness/harness.sh"
 mkdir -p "$logs"
 
-result() { # verdict case detail
-	echo "$1 $2 ${3:-}" >>"$results"
-	echo "$1 $2 ${3:-}"
-	[ "$1" = fail ] && failed=1
-	return 0
-}
-
-# A clean make: nothing of the make check that runs this (CC=clang, BUILD=...) may leak in.
-unset MAKEFLAGS MFLAGS MAKELEVEL
+test_own_make
 mk() { make --no-print-directory -C "$src" BUILD="$build" CUDA="$cuda" "$@"; }
 
-have_module=0
-[ -n "$(ls "$src"/kernel/*.c 2>/dev/null)" ] && have_module=1
 exports="gdr_close gdr_copy_from_mapping gdr_copy_to_mapping gdr_driver_get_version
 gdr_ext_take_errors gdr_get_attribute gdr_get_callback_flag gdr_get_info gdr_get_info_v2 gdr_get_mapping_type_string
 gdr_map gdr_map_v2 gdr_open gdr_pin_buffer gdr_pin_buffer_v2 gdr_runtime_get_version gdr_unmap
@@ -80,7 +69,7 @@ else
 			f=$(ls "$deb_dir/${p}_$version"-*.deb 2>/dev/null | head -n 1)
 			[ -n "$f" ] && debs+=("$f")
 		done
-		expect=$((3 + have_module))
+		expect=4
 		tests_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$logs/deb-build.log")
 		if [ ${#debs[@]} != "$expect" ]; then
 			result fail deb-build "made ${#debs[@]} of the $expect packages: ${debs[*]##*/}"
@@ -124,17 +113,15 @@ if [ ${#debs[@]} -gt 0 ]; then
 			why=$(want "$l" "/usr/bin/$t" "/usr/share/man/man1/gdrcopy_$t.1.gz") || bad="$bad gdrcopy-tools $why;"
 		fi
 	done
-	if [ "$have_module" = 1 ]; then
-		l=$logs/$(basename "$(deb_of gdrdrv-dkms)").files
-		why=$(want "$l" "/usr/src/gdrdrv-$version/dkms.conf" "/usr/src/gdrdrv-$version/Makefile" \
-			"/usr/src/gdrdrv-$version/dkms-make.sh" \
-			"/usr/src/gdrdrv-$version/Kbuild" "/usr/src/gdrdrv-$version/include/uapi/gdrdrv.h" \
-			"/usr/src/gdrdrv-$version/nvidia/nv-p2p.h" /lib/modprobe.d/gdrdrv.conf \
-			/usr/share/man/man4/gdrdrv.4.gz) || bad="$bad gdrdrv-dkms $why;"
-		grep -qE '\.(o|ko|cmd)$|kernel\.mk$' "$l" && bad="$bad gdrdrv-dkms has build outputs;"
-		depends=$(dpkg-deb -f "$(deb_of gdrdrv-dkms)" Depends)
-		case $depends in *dkms*) ;; *) bad="$bad gdrdrv-dkms does not depend on dkms;" ;; esac
-	fi
+	l=$logs/$(basename "$(deb_of gdrdrv-dkms)").files
+	why=$(want "$l" "/usr/src/gdrdrv-$version/dkms.conf" "/usr/src/gdrdrv-$version/Makefile" \
+		"/usr/src/gdrdrv-$version/dkms-make.sh" \
+		"/usr/src/gdrdrv-$version/Kbuild" "/usr/src/gdrdrv-$version/include/uapi/gdrdrv.h" \
+		"/usr/src/gdrdrv-$version/nvidia/nv-p2p.h" /lib/modprobe.d/gdrdrv.conf \
+		/usr/share/man/man4/gdrdrv.4.gz) || bad="$bad gdrdrv-dkms $why;"
+	grep -qE '\.(o|ko|cmd)$|kernel\.mk$' "$l" && bad="$bad gdrdrv-dkms has build outputs;"
+	depends=$(dpkg-deb -f "$(deb_of gdrdrv-dkms)" Depends)
+	case $depends in *dkms*) ;; *) bad="$bad gdrdrv-dkms does not depend on dkms;" ;; esac
 	symbols=$(dpkg-deb -I "$(deb_of libgdrapi2)" symbols | awk '/@Base/ {sub(/@Base/, "", $1); print $1}' | sort)
 	[ "$symbols" = "$(printf '%s\n' $exports)" ] || bad="$bad libgdrapi2's symbols file differs from the exports;"
 	depends=$(dpkg-deb -f "$(deb_of gdrcopy-tools)" Depends)
@@ -168,7 +155,7 @@ else
 	for p in libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms libgdrapi gdrcopy-tests gdrcopy; do
 		installed "$p" && no_install="$p is installed on this machine already; it is left alone"
 	done
-	[ "$have_module" = 1 ] && ! command -v dkms >/dev/null && no_install="dkms is not installed"
+	command -v dkms >/dev/null || no_install="dkms is not installed"
 fi
 
 install_cases="deb-install client client-static installed-tools modprobe-config dkms-build deb-remove"
@@ -218,34 +205,29 @@ else
 		runpath=$(readelf -d "$t" | grep -E 'RUNPATH|RPATH')
 		[ -z "$runpath" ] || bad="$bad $t has $runpath;"
 	done
-	for page in gdr_open gdr_map_v2 gdrapi gdrcopy_info $([ "$have_module" = 1 ] && echo gdrdrv); do
+	for page in gdr_open gdr_map_v2 gdrapi gdrcopy_info gdrdrv; do
 		man -w "$page" >/dev/null 2>&1 || bad="$bad man $page not found;"
 	done
 	if [ -z "$bad" ]; then result pass installed-tools; else result fail installed-tools "$bad"; fi
 
-	if [ "$have_module" = 0 ]; then
-		result skip modprobe-config "gdrdrv's sources are not in kernel/ yet"
-		result skip dkms-build "gdrdrv's sources are not in kernel/ yet"
+	if modprobe -c 2>/dev/null | grep -q '^softdep nvidia post: gdrdrv'; then
+		result pass modprobe-config "softdep nvidia post: gdrdrv"
 	else
-		if modprobe -c 2>/dev/null | grep -q '^softdep nvidia post: gdrdrv'; then
-			result pass modprobe-config "softdep nvidia post: gdrdrv"
+		result fail modprobe-config "modprobe -c shows no 'softdep nvidia post: gdrdrv'"
+	fi
+	if [ -z "$kver" ]; then
+		result skip dkms-build "no kernel headers installed (linux-headers-$(dpkg --print-architecture))"
+	else
+		dkms build -m gdrdrv -v "$version" -k "$kver" >"$logs/dkms-build.log" 2>&1
+		ko=$(find "/var/lib/dkms/gdrdrv/$version/$kver" -name 'gdrdrv.ko*' 2>/dev/null | head -n 1)
+		if [ -z "$ko" ]; then
+			result fail dkms-build "dkms build for $kver: $(grep -m 1 -iE 'error' "$logs/dkms-build.log")"
+			tail -n 20 "$logs/dkms-build.log"
+			find /var/lib/dkms/gdrdrv -name make.log -exec tail -n 20 {} \;
+		elif [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" != "$kver" ]; then
+			result fail dkms-build "$ko is not for $kver: $(modinfo -F vermagic "$ko")"
 		else
-			result fail modprobe-config "modprobe -c shows no 'softdep nvidia post: gdrdrv'"
-		fi
-		if [ -z "$kver" ]; then
-			result skip dkms-build "no kernel headers installed (linux-headers-$(dpkg --print-architecture))"
-		else
-			dkms build -m gdrdrv -v "$version" -k "$kver" >"$logs/dkms-build.log" 2>&1
-			ko=$(find "/var/lib/dkms/gdrdrv/$version/$kver" -name 'gdrdrv.ko*' 2>/dev/null | head -n 1)
-			if [ -z "$ko" ]; then
-				result fail dkms-build "dkms build for $kver: $(grep -m 1 -iE 'error' "$logs/dkms-build.log")"
-				tail -n 20 "$logs/dkms-build.log"
-				find /var/lib/dkms/gdrdrv -name make.log -exec tail -n 20 {} \;
-			elif [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" != "$kver" ]; then
-				result fail dkms-build "$ko is not for $kver: $(modinfo -F vermagic "$ko")"
-			else
-				result pass dkms-build "$kver"
-			fi
+			result pass dkms-build "$kver"
 		fi
 	fi
 
@@ -269,9 +251,7 @@ if ! command -v rpmbuild >/dev/null; then
 else
 	kmod_args=()
 	kmod_note="without the prebuilt kmod: "
-	if [ "$have_module" = 0 ]; then
-		kmod_note+="gdrdrv's sources are not in kernel/ yet"
-	elif [ -z "$kver" ]; then
+	if [ -z "$kver" ]; then
 		kmod_note+="no kernel headers"
 	else
 		kmod_args=("KVER=$kver")
@@ -300,19 +280,17 @@ else
 				"/usr/share/man/man7/gdrapi_ext.7(.gz)?" \
 				$(for s in $exports; do echo "/usr/share/man/man3/$s.3(.gz)?"; done)) || bad="$bad gdrcopy-devel $why;"
 		else bad="$bad $l;"; fi
-		if [ "$have_module" = 1 ]; then
-			if l=$(list "gdrcopy-kmod-$version-*dkms*.noarch.rpm"); then
-				why=$(want "$l" "/usr/src/gdrdrv-$version/dkms.conf" "/usr/src/gdrdrv-$version/Makefile" \
-					"/usr/src/gdrdrv-$version/dkms-make.sh" \
-					"/usr/src/gdrdrv-$version/Kbuild" "/usr/lib/modprobe.d/gdrdrv.conf" \
-					"/usr/share/man/man4/gdrdrv.4(.gz)?") || bad="$bad gdrcopy-kmod $why;"
-				grep -qE '\.(o|ko|cmd)$|kernel\.mk$' "$l" && bad="$bad gdrcopy-kmod has build outputs;"
+		if l=$(list "gdrcopy-kmod-$version-*dkms*.noarch.rpm"); then
+			why=$(want "$l" "/usr/src/gdrdrv-$version/dkms.conf" "/usr/src/gdrdrv-$version/Makefile" \
+				"/usr/src/gdrdrv-$version/dkms-make.sh" \
+				"/usr/src/gdrdrv-$version/Kbuild" "/usr/lib/modprobe.d/gdrdrv.conf" \
+				"/usr/share/man/man4/gdrdrv.4(.gz)?") || bad="$bad gdrcopy-kmod $why;"
+			grep -qE '\.(o|ko|cmd)$|kernel\.mk$' "$l" && bad="$bad gdrcopy-kmod has build outputs;"
+		else bad="$bad $l;"; fi
+		if [ ${#kmod_args[@]} -gt 0 ]; then
+			if l=$(list "gdrcopy-kmod-$kver-$version-*.rpm"); then
+				why=$(want "$l" "/lib/modules/$kver/extra/gdrdrv.ko") || bad="$bad gdrcopy-kmod-$kver $why;"
 			else bad="$bad $l;"; fi
-			if [ ${#kmod_args[@]} -gt 0 ]; then
-				if l=$(list "gdrcopy-kmod-$kver-$version-*.rpm"); then
-					why=$(want "$l" "/lib/modules/$kver/extra/gdrdrv.ko") || bad="$bad gdrcopy-kmod-$kver $why;"
-				else bad="$bad $l;"; fi
-			fi
 		fi
 		if [ -z "$bad" ]; then
 			result pass rpm-files "$(cd "$rpm_dir" && ls ./*.rpm | sed 's|^\./||' | tr '\n' ' ')"
@@ -325,4 +303,4 @@ else
 		result skip rpm-files "no RPMs"
 	fi
 fi
-exit "$failed"
+test_exit

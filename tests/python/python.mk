@@ -10,7 +10,7 @@ $(PYTHON_TEST): tests/python/test_python.sh
 		-e 's|@SIM@|$(abspath $(SIM_CUDA_DIR))|' $< >$@ && chmod +x $@
 
 test-build: $(PYTHON_TEST) $(LIB_SHARED) $(SIM_CUDA_LIB)
-CHECK_TESTS += $(PYTHON_TEST)
+TEST_TESTS += $(PYTHON_TEST)
 CHECK_DEBS += python3 python3-venv python3-setuptools python3-wheel python3-numpy \
 	python3-pytest mesa-vulkan-drivers libvulkan1
 

@@ -9,24 +9,20 @@ set -u
 src=@SRC@
 lib=@LIB@
 sim=@SIM@
-lvp=${GDR_TEST_LVP_ICD:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
 py=/usr/bin/python3
-results=${GDR_TEST_RESULTS:-/dev/stdout}
 
-result() { # verdict name [reason]
-	printf '%s %s%s\n' "$1" "$2" "${3:+ $3}" >>"$results"
-}
+. "$src/tests/harness/harness.sh"
+lvp=$(lavapipe_icd "$lib")
 
 [ -x "$py" ] || { echo "no $py (Debian's python3)"; exit 77; }
 for module in venv pytest numpy setuptools; do
 	"$py" -c "import $module" 2>/dev/null ||
 		{ echo "Python module $module is missing: install python3-venv python3-pytest python3-numpy python3-setuptools"; exit 77; }
 done
-[ -r "$lvp" ] || { echo "no lavapipe ICD ($lvp): install mesa-vulkan-drivers"; exit 77; }
+[ -n "$lvp" ] || skip_test "no lavapipe manifest for this architecture (lvp_icd*.json): install mesa-vulkan-drivers"
 [ -e "$sim/libcuda.so.1" ] || { echo "the simulated CUDA driver is not built ($sim/libcuda.so.1)"; exit 77; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-python.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+test_scratch python
 # pip builds in the source tree: build a copy, so the checkout stays clean.
 cp -r "$src/python" "$tmp/src"
 rm -rf "$tmp/src/build" "$tmp/src"/*.egg-info

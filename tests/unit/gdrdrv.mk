@@ -1,16 +1,15 @@
-# Tier 1 tests of the gdrdrv ABI and backend, which need no module, and of the module's build
-# (W=1 and sparse clean, against a kernel build tree where one is installed).
+# Tier 1 tests of the gdrdrv ABI and backend, which need no module (the module's builds are
+# tests/kernel's).
 GDRDRV_TEST_DIR = $(BUILD)/tests/unit
 GDRDRV_UNIT_TESTS = $(GDRDRV_TEST_DIR)/test_gdrdrv_abi $(GDRDRV_TEST_DIR)/test_gdrdrv_open \
 	$(GDRDRV_TEST_DIR)/test_gdrdrv_backend $(GDRDRV_TEST_DIR)/test_nvp2p_header
 
-CHECK_TESTS += $(GDRDRV_UNIT_TESTS) tests/unit/test_gdrdrv_build.sh
-CHECK_DEBS += sparse kmod
+TEST_TESTS += $(GDRDRV_UNIT_TESTS)
 SANITIZE_TESTS += $(GDRDRV_TEST_DIR)/test_gdrdrv_open $(GDRDRV_TEST_DIR)/test_gdrdrv_backend
 test-build: $(GDRDRV_UNIT_TESTS)
 check-build-sanitize: $(GDRDRV_TEST_DIR)/test_gdrdrv_open $(GDRDRV_TEST_DIR)/test_gdrdrv_backend
 
-$(GDRDRV_TEST_DIR)/test_gdrdrv_abi: $(OBJ)/tests/unit/test_gdrdrv_abi.o
+$(GDRDRV_TEST_DIR)/test_gdrdrv_abi: $(OBJ)/tests/unit/test_gdrdrv_abi.o $(HARNESS_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
@@ -18,18 +17,21 @@ $(GDRDRV_TEST_DIR)/test_gdrdrv_abi: $(OBJ)/tests/unit/test_gdrdrv_abi.o
 # Our nv-p2p.h against NVIDIA's names (the kernel header, compiled in user space).
 $(OBJ)/tests/unit/test_nvp2p_header.o: ALL_CFLAGS += -Ikernel/nvidia
 
-$(GDRDRV_TEST_DIR)/test_nvp2p_header: $(OBJ)/tests/unit/test_nvp2p_header.o
+$(GDRDRV_TEST_DIR)/test_nvp2p_header: $(OBJ)/tests/unit/test_nvp2p_header.o $(HARNESS_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
 
-$(GDRDRV_TEST_DIR)/test_gdrdrv_open: $(OBJ)/tests/unit/test_gdrdrv_open.o $(LIB_SHARED)
+$(GDRDRV_TEST_DIR)/test_gdrdrv_open: $(OBJ)/tests/unit/test_gdrdrv_open.o $(HARNESS_OBJS) \
+		$(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB_SHARED) -Wl,-rpath,$(abspath $(LIB_DIR))
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_SHARED) -Wl,-rpath,$(abspath $(LIB_DIR))
 
 # It defines ioctl, mmap and munmap itself, in front of libc's, to play the driver.
-$(GDRDRV_TEST_DIR)/test_gdrdrv_backend: $(OBJ)/tests/unit/test_gdrdrv_backend.o $(LIB_SHARED)
+$(GDRDRV_TEST_DIR)/test_gdrdrv_backend: $(OBJ)/tests/unit/test_gdrdrv_backend.o $(HARNESS_OBJS) \
+		$(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB_SHARED) -Wl,-rpath,$(abspath $(LIB_DIR)) -ldl
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_SHARED) \
+		-Wl,-rpath,$(abspath $(LIB_DIR)) -ldl

@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "check.h"
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
+#include "harness.h"
 
 /* DPDK defines these again after including the header: legal only with identical tokens. */
 #define GPU_PAGE_SHIFT   16
@@ -26,53 +26,53 @@ int main(void)
 	uint32_t word;
 	int major = 0, minor = 0;
 
-	CHECK(sizeof(gdr_info_v2_t) == 48);
-	CHECK(sizeof(gdr_info_t) == 48);
-	CHECK(offsetof(gdr_info_v2_t, va) == 0);
-	CHECK(offsetof(gdr_info_v2_t, mapped_size) == 8);
-	CHECK(offsetof(gdr_info_v2_t, page_size) == 16);
-	CHECK(offsetof(gdr_info_v2_t, tm_cycles) == 24);
-	CHECK(offsetof(gdr_info_v2_t, cycles_per_ms) == 32);
-	CHECK(offsetof(gdr_info_v2_t, mapping_type) == 40);
-	CHECK(sizeof(gdr_mapping_type_t) == 4);
+	EXPECT(sizeof(gdr_info_v2_t) == 48);
+	EXPECT(sizeof(gdr_info_t) == 48);
+	EXPECT(offsetof(gdr_info_v2_t, va) == 0);
+	EXPECT(offsetof(gdr_info_v2_t, mapped_size) == 8);
+	EXPECT(offsetof(gdr_info_v2_t, page_size) == 16);
+	EXPECT(offsetof(gdr_info_v2_t, tm_cycles) == 24);
+	EXPECT(offsetof(gdr_info_v2_t, cycles_per_ms) == 32);
+	EXPECT(offsetof(gdr_info_v2_t, mapping_type) == 40);
+	EXPECT(sizeof(gdr_mapping_type_t) == 4);
 	/* mapped is bit 0 and wc_mapping bit 1 of the word at offset 36. */
 	memset(&info, 0, sizeof(info));
 	info.mapped = 1;
 	memcpy(&word, (char *)&info + 36, 4);
-	CHECK(word == 1);
+	EXPECT(word == 1);
 	memset(&info, 0, sizeof(info));
 	info.wc_mapping = 1;
 	memcpy(&word, (char *)&info + 36, 4);
-	CHECK(word == 2);
+	EXPECT(word == 2);
 
-	CHECK(sizeof(gdr_mh_t) == 8);
-	CHECK(offsetof(gdr_mh_t, h) == 0);
+	EXPECT(sizeof(gdr_mh_t) == 8);
+	EXPECT(offsetof(gdr_mh_t, h) == 0);
 
-	CHECK(MAJOR_VERSION_SHIFT == 16);
-	CHECK(MINOR_VERSION_MASK == 0xffff);
-	CHECK(GDR_API_MAJOR_VERSION == 2 && GDR_API_MINOR_VERSION == 6);
-	CHECK(GDR_API_VERSION == 0x00020006);
-	CHECK(MINIMUM_GDRDRV_MAJOR_VERSION == 2 && MINIMUM_GDRDRV_MINOR_VERSION == 0);
-	CHECK(MINIMUM_GDRDRV_VERSION == 0x00020000);
-	CHECK(GPU_PAGE_SHIFT == 16);
-	CHECK(GPU_PAGE_SIZE == 65536);
-	CHECK(GPU_PAGE_OFFSET == 65535);
-	CHECK(GPU_PAGE_MASK == ~0xfffful);
-	CHECK(!strcmp(STR(gdr_get_info), "gdr_get_info_v2"));
+	EXPECT(MAJOR_VERSION_SHIFT == 16);
+	EXPECT(MINOR_VERSION_MASK == 0xffff);
+	EXPECT(GDR_API_MAJOR_VERSION == 2 && GDR_API_MINOR_VERSION == 6);
+	EXPECT(GDR_API_VERSION == 0x00020006);
+	EXPECT(MINIMUM_GDRDRV_MAJOR_VERSION == 2 && MINIMUM_GDRDRV_MINOR_VERSION == 0);
+	EXPECT(MINIMUM_GDRDRV_VERSION == 0x00020000);
+	EXPECT(GPU_PAGE_SHIFT == 16);
+	EXPECT(GPU_PAGE_SIZE == 65536);
+	EXPECT(GPU_PAGE_OFFSET == 65535);
+	EXPECT(GPU_PAGE_MASK == ~0xfffful);
+	EXPECT(!strcmp(STR(gdr_get_info), "gdr_get_info_v2"));
 
-	CHECK(GDR_PIN_FLAG_DEFAULT == 0 && GDR_PIN_FLAG_FORCE_PCIE == 1);
-	CHECK(GDR_MAPPING_TYPE_NONE == 0 && GDR_MAPPING_TYPE_WC == 1);
-	CHECK(GDR_MAPPING_TYPE_CACHING == 2 && GDR_MAPPING_TYPE_DEVICE == 3);
-	CHECK(GDR_MAPPING_TYPE_MAX == 4);
-	CHECK(GDR_MAP_FLAG_DEFAULT == 0 && GDR_MAP_FLAG_REQ_WC_MAPPING == 1);
-	CHECK(GDR_MAP_FLAG_REQ_CACHE_MAPPING == 2 && GDR_MAP_FLAG_REQ_DEVICE_MAPPING == 3);
-	CHECK(GDR_ATTR_USE_PERSISTENT_MAPPING == 1 && GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE == 2);
-	CHECK(GDR_ATTR_USING_DMA_BUF_MMAP == 3 && GDR_ATTR_MAX == 4);
+	EXPECT(GDR_PIN_FLAG_DEFAULT == 0 && GDR_PIN_FLAG_FORCE_PCIE == 1);
+	EXPECT(GDR_MAPPING_TYPE_NONE == 0 && GDR_MAPPING_TYPE_WC == 1);
+	EXPECT(GDR_MAPPING_TYPE_CACHING == 2 && GDR_MAPPING_TYPE_DEVICE == 3);
+	EXPECT(GDR_MAPPING_TYPE_MAX == 4);
+	EXPECT(GDR_MAP_FLAG_DEFAULT == 0 && GDR_MAP_FLAG_REQ_WC_MAPPING == 1);
+	EXPECT(GDR_MAP_FLAG_REQ_CACHE_MAPPING == 2 && GDR_MAP_FLAG_REQ_DEVICE_MAPPING == 3);
+	EXPECT(GDR_ATTR_USE_PERSISTENT_MAPPING == 1 && GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE == 2);
+	EXPECT(GDR_ATTR_USING_DMA_BUF_MMAP == 3 && GDR_ATTR_MAX == 4);
 	/* Our extensions stay clear of GDRCopy's attribute range. */
-	CHECK(GDR_ATTR_EXT_BACKEND > 0xffff && GDR_ATTR_EXT_COPY_TO_IMPL > 0xffff);
+	EXPECT(GDR_ATTR_EXT_BACKEND > 0xffff && GDR_ATTR_EXT_COPY_TO_IMPL > 0xffff);
 
 	/* NVSHMEM: runtime major == header major, runtime minor >= header minor. UCX: both >= 2.4. */
 	gdr_runtime_get_version(&major, &minor);
-	CHECK(major == GDR_API_MAJOR_VERSION && minor >= GDR_API_MINOR_VERSION);
-	return check_result("test_abi");
+	EXPECT(major == GDR_API_MAJOR_VERSION && minor >= GDR_API_MINOR_VERSION);
+	return test_status();
 }

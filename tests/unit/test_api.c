@@ -5,15 +5,23 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "fake_gpu.h"
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
+#include "harness.h"
 
 #define MB (1024ul * 1024)
+
+/* What the cases share: the test backend's gdr_t and the fake GPU memory they pin. */
+static struct {
+	gdr_t g;
+	uint8_t *gpu;
+	size_t gpu_size;
+} api;
 
 static gdr_t open_test_backend(void)
 {
@@ -21,141 +29,152 @@ static gdr_t open_test_backend(void)
 	return gdr_open();
 }
 
-static void test_versions(gdr_t g)
+static int case_versions(void)
 {
+	gdr_t g = api.g;
 	int major = -1, minor = -1;
 
 	gdr_runtime_get_version(&major, &minor);
-	CHECK(major == 2 && minor == 6);
+	EXPECT(major == 2 && minor == 6);
 	gdr_runtime_get_version(NULL, NULL);
 
-	CHECK_RET(gdr_driver_get_version(NULL, &major, &minor), EINVAL);
-	CHECK_RET(gdr_driver_get_version(g, NULL, &minor), EINVAL);
-	CHECK_RET(gdr_driver_get_version(g, &major, NULL), EINVAL);
+	EXPECT_ERR(gdr_driver_get_version(NULL, &major, &minor), EINVAL);
+	EXPECT_ERR(gdr_driver_get_version(g, NULL, &minor), EINVAL);
+	EXPECT_ERR(gdr_driver_get_version(g, &major, NULL), EINVAL);
 	major = minor = -1;
-	CHECK_RET(gdr_driver_get_version(g, &major, &minor), 0);
+	EXPECT_ERR(gdr_driver_get_version(g, &major, &minor), 0);
 	/* NCCL enables itself only with a driver >= 2.1. */
-	CHECK(major == 2 && minor >= 1);
+	EXPECT(major == 2 && minor >= 1);
+	return TEST_PASS;
 }
 
-static void test_mapping_type_strings(void)
+static int case_mapping_type_strings(void)
 {
 	const char *s = NULL;
 
-	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_NONE, &s), 0);
-	CHECK(s && !strcmp(s, "None"));
-	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_WC, &s), 0);
-	CHECK(s && !strcmp(s, "Write Combining"));
-	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_CACHING, &s), 0);
-	CHECK(s && !strcmp(s, "Caching"));
-	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_DEVICE, &s), 0);
-	CHECK(s && !strcmp(s, "Device"));
+	EXPECT_ERR(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_NONE, &s), 0);
+	EXPECT(s && !strcmp(s, "None"));
+	EXPECT_ERR(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_WC, &s), 0);
+	EXPECT(s && !strcmp(s, "Write Combining"));
+	EXPECT_ERR(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_CACHING, &s), 0);
+	EXPECT(s && !strcmp(s, "Caching"));
+	EXPECT_ERR(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_DEVICE, &s), 0);
+	EXPECT(s && !strcmp(s, "Device"));
 	s = "unchanged";
-	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_MAX, &s), EINVAL);
-	CHECK_RET(gdr_get_mapping_type_string((gdr_mapping_type_t)-1, &s), EINVAL);
-	CHECK(!strcmp(s, "unchanged"));
-	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_WC, NULL), EINVAL);
+	EXPECT_ERR(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_MAX, &s), EINVAL);
+	EXPECT_ERR(gdr_get_mapping_type_string((gdr_mapping_type_t)-1, &s), EINVAL);
+	EXPECT(!strcmp(s, "unchanged"));
+	EXPECT_ERR(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_WC, NULL), EINVAL);
+	return TEST_PASS;
 }
 
-static void test_attributes(gdr_t g)
+static int case_attributes(void)
 {
+	gdr_t g = api.g;
 	int v = 42, to = -1, from = -1;
 
-	CHECK_RET(gdr_get_attribute(NULL, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), EINVAL);
-	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, NULL), EINVAL);
-	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), 0);
-	CHECK(v == 1);
-	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &v), 0);
-	CHECK(v == 0);
-	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v), 0);
-	CHECK(v == 0);
+	EXPECT_ERR(gdr_get_attribute(NULL, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), EINVAL);
+	EXPECT_ERR(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, NULL), EINVAL);
+	EXPECT_ERR(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), 0);
+	EXPECT(v == 1);
+	EXPECT_ERR(gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &v), 0);
+	EXPECT(v == 0);
+	EXPECT_ERR(gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v), 0);
+	EXPECT(v == 0);
 	v = 42;
-	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)0, &v), EINVAL);
-	CHECK(v == 42);
-	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_MAX, &v), EINVAL);
-	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)-1, &v), EINVAL);
-	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_BACKEND, &v), 0);
-	CHECK(v == 100);
-	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_TO_IMPL, &to), 0);
-	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_FROM_IMPL, &from), 0);
+	EXPECT_ERR(gdr_get_attribute(g, (gdr_attr_t)0, &v), EINVAL);
+	EXPECT(v == 42);
+	EXPECT_ERR(gdr_get_attribute(g, GDR_ATTR_MAX, &v), EINVAL);
+	EXPECT_ERR(gdr_get_attribute(g, (gdr_attr_t)-1, &v), EINVAL);
+	EXPECT_ERR(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_BACKEND, &v), 0);
+	EXPECT(v == 100);
+	EXPECT_ERR(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_TO_IMPL, &to), 0);
+	EXPECT_ERR(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_FROM_IMPL, &from), 0);
 	/* The routines GDRCOPY_COPY_IMPL can choose include the two in use and the portable ones. */
-	CHECK_RET(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_IMPLS, &v), 0);
-	CHECK(v & 1 << GDR_COPY_IMPL_GENERIC && v & 1 << GDR_COPY_IMPL_MEMCPY);
-	CHECK(v & 1 << to && v & 1 << from);
-	CHECK(!(v >> GDR_COPY_IMPL_COUNT));
+	EXPECT_ERR(gdr_get_attribute(g, (gdr_attr_t)GDR_ATTR_EXT_COPY_IMPLS, &v), 0);
+	EXPECT(v & 1 << GDR_COPY_IMPL_GENERIC && v & 1 << GDR_COPY_IMPL_MEMCPY);
+	EXPECT(v & 1 << to && v & 1 << from);
+	EXPECT(!(v >> GDR_COPY_IMPL_COUNT));
+	return TEST_PASS;
 }
 
-static void test_pin_arguments(gdr_t g, void *gpu)
+static int case_pin_arguments(void)
 {
+	gdr_t g = api.g;
+	void *gpu = api.gpu;
 	gdr_mh_t mh = { 0x5a5a };
 	unsigned long a = (unsigned long)gpu;
 
-	CHECK_RET(gdr_pin_buffer(NULL, a, 4096, 0, 0, &mh), EINVAL);
-	CHECK_RET(gdr_pin_buffer(g, a, 4096, 0, 0, NULL), EINVAL);
-	CHECK_RET(gdr_pin_buffer(g, a, 0, 0, 0, &mh), EINVAL);
-	CHECK_RET(gdr_pin_buffer(g, 0, 4096, 0, 0, &mh), EINVAL);
-	CHECK_RET(gdr_pin_buffer(g, ~0ul - 100, 4096, 0, 0, &mh), EINVAL);
-	CHECK_RET(gdr_pin_buffer(g, a, SIZE_MAX, 0, 0, &mh), EINVAL);
-	CHECK_RET(gdr_pin_buffer_v2(NULL, a, 4096, 0, &mh), EINVAL);
-	CHECK_RET(gdr_pin_buffer_v2(g, a, 4096, 0, NULL), EINVAL);
-	CHECK_RET(gdr_pin_buffer_v2(g, a, 0, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(NULL, a, 4096, 0, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(g, a, 4096, 0, 0, NULL), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(g, a, 0, 0, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(g, 0, 4096, 0, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(g, ~0ul - 100, 4096, 0, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(g, a, SIZE_MAX, 0, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(NULL, a, 4096, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(g, a, 4096, 0, NULL), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(g, a, 0, 0, &mh), EINVAL);
 	/* Unknown flag bits are an error, not silently dropped (GDRCopy drops them). */
-	CHECK_RET(gdr_pin_buffer_v2(g, a, 4096, 2, &mh), EINVAL);
-	CHECK_RET(gdr_pin_buffer_v2(g, a, 4096, 0x80000000u, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(g, a, 4096, 2, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(g, a, 4096, 0x80000000u, &mh), EINVAL);
 	/* The backend's refusal comes back as its errno. */
-	CHECK_RET(gdr_pin_buffer_v2(g, a, 4096, GDR_PIN_FLAG_FORCE_PCIE, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(g, a, 4096, GDR_PIN_FLAG_FORCE_PCIE, &mh), EINVAL);
 	/* Memory that is not GPU memory. */
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)&mh, 8, 0, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)&mh, 8, 0, 0, &mh), EINVAL);
 	/* Nothing was written to the handle by any failure. */
-	CHECK(mh.h == 0x5a5a);
-	CHECK(fake_backend_pins == 0);
+	EXPECT(mh.h == 0x5a5a);
+	EXPECT(fake_backend_pins == 0);
+	return TEST_PASS;
 }
 
-static void test_bad_handles(gdr_t g, void *gpu)
+static int case_bad_handles(void)
 {
+	gdr_t g = api.g;
+	void *gpu = api.gpu;
 	gdr_mh_t mh, stale, forged[] = { { 0 }, { 1 }, { ~0ul }, { 0x100000001ul }, { 12345678 } };
 	gdr_info_t info;
 	void *va = NULL;
 	int flag;
 	char buf[8];
 
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 64 * 1024, 0, 0, &mh), 0);
-	CHECK(mh.h != 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 64 * 1024, 0, 0, &mh), 0);
+	EXPECT(mh.h != 0);
 	stale = mh;
-	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
 
 	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]) + 1; i++) {
 		gdr_mh_t h = i < sizeof(forged) / sizeof(forged[0]) ? forged[i] : stale;
 
-		CHECK_RET(gdr_unpin_buffer(g, h), EINVAL);
-		CHECK_RET(gdr_get_info(g, h, &info), EINVAL);
-		CHECK_RET(gdr_get_callback_flag(g, h, &flag), EINVAL);
-		CHECK_RET(gdr_map(g, h, &va, 4096), EINVAL);
-		CHECK_RET(gdr_unmap(g, h, va, 4096), EINVAL);
-		CHECK_RET(gdr_copy_to_mapping(h, buf, buf, sizeof(buf)), EINVAL);
-		CHECK_RET(gdr_copy_from_mapping(h, buf, buf, sizeof(buf)), EINVAL);
+		EXPECT_ERR(gdr_unpin_buffer(g, h), EINVAL);
+		EXPECT_ERR(gdr_get_info(g, h, &info), EINVAL);
+		EXPECT_ERR(gdr_get_callback_flag(g, h, &flag), EINVAL);
+		EXPECT_ERR(gdr_map(g, h, &va, 4096), EINVAL);
+		EXPECT_ERR(gdr_unmap(g, h, va, 4096), EINVAL);
+		EXPECT_ERR(gdr_copy_to_mapping(h, buf, buf, sizeof(buf)), EINVAL);
+		EXPECT_ERR(gdr_copy_from_mapping(h, buf, buf, sizeof(buf)), EINVAL);
 	}
-	CHECK(va == NULL);
+	EXPECT(va == NULL);
 
 	/* A handle from another gdr_t is foreign here. */
 	{
 		gdr_t g2 = gdr_open();
 		gdr_mh_t other;
 
-		CHECK(g2 != NULL);
+		EXPECT(g2 != NULL);
 		if (g2) {
-			CHECK_RET(gdr_pin_buffer(g2, (unsigned long)gpu, 64 * 1024, 0, 0, &other), 0);
-			CHECK_RET(gdr_unpin_buffer(g, other), EINVAL);
-			CHECK_RET(gdr_get_info(g, other, &info), EINVAL);
-			CHECK_RET(gdr_map(g, other, &va, 4096), EINVAL);
-			CHECK_RET(gdr_get_info(g2, other, &info), 0);
-			CHECK_RET(gdr_close(g2), 0);
+			EXPECT_ERR(gdr_pin_buffer(g2, (unsigned long)gpu, 64 * 1024, 0, 0, &other), 0);
+			EXPECT_ERR(gdr_unpin_buffer(g, other), EINVAL);
+			EXPECT_ERR(gdr_get_info(g, other, &info), EINVAL);
+			EXPECT_ERR(gdr_map(g, other, &va, 4096), EINVAL);
+			EXPECT_ERR(gdr_get_info(g2, other, &info), 0);
+			EXPECT_ERR(gdr_close(g2), 0);
 			/* Closing g2 retired its handles. */
-			CHECK_RET(gdr_get_info(g, other, &info), EINVAL);
+			EXPECT_ERR(gdr_get_info(g, other, &info), EINVAL);
 		}
 	}
-	CHECK_RET(gdr_unpin_buffer(NULL, mh), EINVAL);
-	CHECK_RET(gdr_get_info(NULL, mh, &info), EINVAL);
+	EXPECT_ERR(gdr_unpin_buffer(NULL, mh), EINVAL);
+	EXPECT_ERR(gdr_get_info(NULL, mh, &info), EINVAL);
+	return TEST_PASS;
 }
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
@@ -164,104 +183,113 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 		p[i] = (uint8_t)(seed + i * 7);
 }
 
-static void test_pin_map_copy(gdr_t g, uint8_t *gpu, size_t gpu_size)
+static int case_pin_map_copy(void)
 {
+	gdr_t g = api.g;
+	uint8_t *gpu = api.gpu;
+	size_t gpu_size = api.gpu_size;
 	gdr_mh_t mh;
 	gdr_info_t info;
 	uint8_t *map = NULL, host[4096], back[4096];
 	void *va = NULL, *again = (void *)0x1;
 	int flag = -1;
 
-	CHECK_RET(gdr_pin_buffer_v2(g, (unsigned long)gpu, gpu_size, 0, &mh), 0);
-	CHECK_RET(gdr_get_info(g, mh, NULL), EINVAL);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
-	CHECK(info.va == (uintptr_t)gpu);
-	CHECK(info.mapped_size == gpu_size);
-	CHECK(info.page_size == 65536);
-	CHECK(!info.mapped && info.mapping_type == GDR_MAPPING_TYPE_NONE);
-	CHECK_RET(gdr_get_callback_flag(g, mh, NULL), EINVAL);
-	CHECK_RET(gdr_get_callback_flag(g, mh, &flag), 0);
-	CHECK(flag == 0);
+	EXPECT_ERR(gdr_pin_buffer_v2(g, (unsigned long)gpu, gpu_size, 0, &mh), 0);
+	EXPECT_ERR(gdr_get_info(g, mh, NULL), EINVAL);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
+	EXPECT(info.va == (uintptr_t)gpu);
+	EXPECT(info.mapped_size == gpu_size);
+	EXPECT(info.page_size == 65536);
+	EXPECT(!info.mapped && info.mapping_type == GDR_MAPPING_TYPE_NONE);
+	EXPECT_ERR(gdr_get_callback_flag(g, mh, NULL), EINVAL);
+	EXPECT_ERR(gdr_get_callback_flag(g, mh, &flag), 0);
+	EXPECT(flag == 0);
 
 	/* Map arguments. */
-	CHECK_RET(gdr_map(g, mh, NULL, gpu_size), EINVAL);
-	CHECK_RET(gdr_map(g, mh, &va, 0), EINVAL);
-	CHECK_RET(gdr_map(g, mh, &va, gpu_size + 1), EINVAL);
-	CHECK_RET(gdr_map_v2(g, mh, &va, gpu_size, 4), EINVAL);
-	CHECK_RET(gdr_map_v2(g, mh, &va, gpu_size, -1), EINVAL);
-	CHECK_RET(gdr_map_v2(g, mh, &va, gpu_size, GDR_MAP_FLAG_REQ_DEVICE_MAPPING), EOPNOTSUPP);
-	CHECK(va == NULL);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
-	CHECK(!info.mapped);
+	EXPECT_ERR(gdr_map(g, mh, NULL, gpu_size), EINVAL);
+	EXPECT_ERR(gdr_map(g, mh, &va, 0), EINVAL);
+	EXPECT_ERR(gdr_map(g, mh, &va, gpu_size + 1), EINVAL);
+	EXPECT_ERR(gdr_map_v2(g, mh, &va, gpu_size, 4), EINVAL);
+	EXPECT_ERR(gdr_map_v2(g, mh, &va, gpu_size, -1), EINVAL);
+	EXPECT_ERR(gdr_map_v2(g, mh, &va, gpu_size, GDR_MAP_FLAG_REQ_DEVICE_MAPPING), EOPNOTSUPP);
+	EXPECT(va == NULL);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
+	EXPECT(!info.mapped);
 	/* Copies to an unmapped handle fail. */
-	CHECK_RET(gdr_copy_to_mapping(mh, gpu, host, 8), EINVAL);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, gpu, host, 8), EINVAL);
 
-	CHECK_RET(gdr_map(g, mh, &va, gpu_size), 0);
+	EXPECT_ERR(gdr_map(g, mh, &va, gpu_size), 0);
 	map = va;
-	CHECK(map != NULL);
-	CHECK_RET(gdr_map(g, mh, &again, gpu_size), EAGAIN);
-	CHECK(again == (void *)0x1);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
-	CHECK(info.mapped && info.wc_mapping && info.mapping_type == GDR_MAPPING_TYPE_WC);
+	EXPECT(map != NULL);
+	EXPECT_ERR(gdr_map(g, mh, &again, gpu_size), EAGAIN);
+	EXPECT(again == (void *)0x1);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
+	EXPECT(info.mapped && info.wc_mapping && info.mapping_type == GDR_MAPPING_TYPE_WC);
 
 	/* Copies land in GPU memory and come back; size 0 is a no-op. */
 	fill(host, sizeof(host), 3);
-	CHECK_RET(gdr_copy_to_mapping(mh, map + 100, host, sizeof(host)), 0);
-	CHECK(!memcmp(gpu + 100, host, sizeof(host)));
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map + 100, host, sizeof(host)), 0);
+	EXPECT(!memcmp(gpu + 100, host, sizeof(host)));
 	memset(back, 0, sizeof(back));
-	CHECK_RET(gdr_copy_from_mapping(mh, back, map + 100, sizeof(back)), 0);
-	CHECK(!memcmp(back, host, sizeof(back)));
-	CHECK_RET(gdr_copy_to_mapping(mh, map, NULL, 0), 0);
-	CHECK_RET(gdr_copy_from_mapping(mh, NULL, map, 0), 0);
-	CHECK_RET(gdr_copy_to_mapping(mh, map, NULL, 8), EINVAL);
-	CHECK_RET(gdr_copy_from_mapping(mh, NULL, map, 8), EINVAL);
+	EXPECT_ERR(gdr_copy_from_mapping(mh, back, map + 100, sizeof(back)), 0);
+	EXPECT(!memcmp(back, host, sizeof(back)));
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map, NULL, 0), 0);
+	EXPECT_ERR(gdr_copy_from_mapping(mh, NULL, map, 0), 0);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map, NULL, 8), EINVAL);
+	EXPECT_ERR(gdr_copy_from_mapping(mh, NULL, map, 8), EINVAL);
 	/* Ranges outside the mapping are refused before anything is touched. */
-	CHECK_RET(gdr_copy_to_mapping(mh, map + gpu_size - 4, host, 8), EINVAL);
-	CHECK_RET(gdr_copy_to_mapping(mh, map - 1, host, 8), EINVAL);
-	CHECK_RET(gdr_copy_from_mapping(mh, back, map + gpu_size, 1), EINVAL);
-	CHECK_RET(gdr_copy_to_mapping(mh, map, host, SIZE_MAX), EINVAL);
-	CHECK_RET(gdr_copy_to_mapping(mh, map + gpu_size - 8, host, 8), 0);
-	CHECK(!memcmp(gpu + gpu_size - 8, host, 8));
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map + gpu_size - 4, host, 8), EINVAL);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map - 1, host, 8), EINVAL);
+	EXPECT_ERR(gdr_copy_from_mapping(mh, back, map + gpu_size, 1), EINVAL);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map, host, SIZE_MAX), EINVAL);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map + gpu_size - 8, host, 8), 0);
+	EXPECT(!memcmp(gpu + gpu_size - 8, host, 8));
 
 	/* Unmap rules. */
-	CHECK_RET(gdr_unmap(NULL, mh, map, gpu_size), EINVAL);
-	CHECK_RET(gdr_unmap(g, mh, map, gpu_size), 0);
-	CHECK_RET(gdr_unmap(g, mh, map, gpu_size), EINVAL);
-	CHECK_RET(gdr_copy_to_mapping(mh, map, host, 8), EINVAL);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
-	CHECK(!info.mapped && info.mapping_type == GDR_MAPPING_TYPE_NONE);
+	EXPECT_ERR(gdr_unmap(NULL, mh, map, gpu_size), EINVAL);
+	EXPECT_ERR(gdr_unmap(g, mh, map, gpu_size), 0);
+	EXPECT_ERR(gdr_unmap(g, mh, map, gpu_size), EINVAL);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map, host, 8), EINVAL);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
+	EXPECT(!info.mapped && info.mapping_type == GDR_MAPPING_TYPE_NONE);
 
 	/* Remap works; an unmap given the device pointer (as DPDK does) unmaps the mapping. */
-	CHECK_RET(gdr_map_v2(g, mh, &va, gpu_size, GDR_MAP_FLAG_REQ_WC_MAPPING), 0);
-	CHECK_RET(gdr_unmap(g, mh, gpu, gpu_size), 0);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
-	CHECK(!info.mapped);
+	EXPECT_ERR(gdr_map_v2(g, mh, &va, gpu_size, GDR_MAP_FLAG_REQ_WC_MAPPING), 0);
+	EXPECT_ERR(gdr_unmap(g, mh, gpu, gpu_size), 0);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
+	EXPECT(!info.mapped);
 
 	/* Unpin of a mapped buffer unmaps it first. */
-	CHECK_RET(gdr_map(g, mh, &va, gpu_size), 0);
-	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
-	CHECK_RET(gdr_get_info(g, mh, &info), EINVAL);
-	CHECK(fake_backend_pins == 0);
+	EXPECT_ERR(gdr_map(g, mh, &va, gpu_size), 0);
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), EINVAL);
+	EXPECT(fake_backend_pins == 0);
+	return TEST_PASS;
 }
 
-static void test_unaligned_pin(gdr_t g, uint8_t *gpu)
+static int case_unaligned_pin(void)
 {
+	gdr_t g = api.g;
+	uint8_t *gpu = api.gpu;
 	gdr_mh_t mh;
 	gdr_info_t info;
 	void *va = NULL;
 
 	/* GDRCopy's basic_unaligned_mapping: pin succeeds, map fails, info.va is aligned down. */
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu + 16, 64, 0, 0, &mh), 0);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
-	CHECK(info.va == (uintptr_t)gpu);
-	CHECK(info.mapped_size == 65536);
-	CHECK_RET(gdr_map(g, mh, &va, 64), EINVAL);
-	CHECK(va == NULL);
-	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu + 16, 64, 0, 0, &mh), 0);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
+	EXPECT(info.va == (uintptr_t)gpu);
+	EXPECT(info.mapped_size == 65536);
+	EXPECT_ERR(gdr_map(g, mh, &va, 64), EINVAL);
+	EXPECT(va == NULL);
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	return TEST_PASS;
 }
 
-static void test_v1_get_info(gdr_t g, uint8_t *gpu)
+static int case_v1_get_info(void)
 {
+	gdr_t g = api.g;
+	uint8_t *gpu = api.gpu;
 	/* The v1 layout, as NCCL declares it; the library still exports the symbol. */
 	struct info_v1 {
 		uint64_t va, mapped_size;
@@ -274,50 +302,56 @@ static void test_v1_get_info(gdr_t g, uint8_t *gpu)
 	gdr_mh_t mh;
 	void *va;
 
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &mh), 0);
-	CHECK_RET(gdr_map(g, mh, &va, 65536), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &mh), 0);
+	EXPECT_ERR(gdr_map(g, mh, &va, 65536), 0);
 	memset(&v1, 0xff, sizeof(v1));
-	CHECK_RET(gdr_get_info_v1(g, mh, &v1), 0);
-	CHECK(v1.va == (uintptr_t)gpu && v1.mapped_size == 65536 && v1.page_size == 65536);
-	CHECK(v1.mapped == 1 && v1.wc_mapping == 1);
-	CHECK_RET(gdr_get_info_v1(g, mh, NULL), EINVAL);
-	CHECK_RET(gdr_get_info_v1(NULL, mh, &v1), EINVAL);
-	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+	EXPECT_ERR(gdr_get_info_v1(g, mh, &v1), 0);
+	EXPECT(v1.va == (uintptr_t)gpu && v1.mapped_size == 65536 && v1.page_size == 65536);
+	EXPECT(v1.mapped == 1 && v1.wc_mapping == 1);
+	EXPECT_ERR(gdr_get_info_v1(g, mh, NULL), EINVAL);
+	EXPECT_ERR(gdr_get_info_v1(NULL, mh, &v1), EINVAL);
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	return TEST_PASS;
 }
 
-static void test_backend_failures(gdr_t g, uint8_t *gpu)
+static int case_backend_failures(void)
 {
+	gdr_t g = api.g;
+	uint8_t *gpu = api.gpu;
 	gdr_mh_t mh;
 	gdr_info_t info;
 	void *va;
 
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &mh), 0);
-	CHECK_RET(gdr_map(g, mh, &va, 65536), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &mh), 0);
+	EXPECT_ERR(gdr_map(g, mh, &va, 65536), 0);
 
 	/* A failed unmap leaves the mapping usable. */
 	fake_backend_fail_unmap = EIO;
-	CHECK_RET(gdr_unmap(g, mh, va, 65536), EIO);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
-	CHECK(info.mapped);
-	CHECK_RET(gdr_copy_to_mapping(mh, va, &info, 8), 0);
+	EXPECT_ERR(gdr_unmap(g, mh, va, 65536), EIO);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
+	EXPECT(info.mapped);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, va, &info, 8), 0);
 	/* A failed unpin keeps the handle (GDRCopy frees it anyway). */
-	CHECK_RET(gdr_unpin_buffer(g, mh), EIO);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), EIO);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
 	fake_backend_fail_unmap = 0;
 	fake_backend_fail_unpin = EBUSY;
-	CHECK_RET(gdr_unpin_buffer(g, mh), EBUSY);
-	CHECK_RET(gdr_get_info(g, mh, &info), 0);
-	CHECK(!info.mapped);
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), EBUSY);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
+	EXPECT(!info.mapped);
 	fake_backend_fail_unpin = 0;
-	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	return TEST_PASS;
 }
 
 /*
  * Every function leaves its outputs as they were when it fails: for bad arguments, bad handles,
  * and a backend that scribbles on what it was given before failing.
  */
-static void test_outputs_untouched(gdr_t g, uint8_t *gpu)
+static int case_outputs_untouched(void)
 {
+	gdr_t g = api.g;
+	uint8_t *gpu = api.gpu;
 	const gdr_info_v2_t info_was = { .va = 0x1234, .mapped_size = 99, .page_size = 7 };
 	gdr_mh_t mh, bad = { 12345 }, out = { 0x5a5a };
 	gdr_info_v2_t info = info_was;
@@ -326,116 +360,134 @@ static void test_outputs_untouched(gdr_t g, uint8_t *gpu)
 	int v = 42, major = 42, minor = 42, flag = 42;
 	void *va = (void *)0x1;
 
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &mh), 0);
-	CHECK_RET(gdr_map(g, mh, &va, 65536), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &mh), 0);
+	EXPECT_ERR(gdr_map(g, mh, &va, 65536), 0);
 	map = va;
 
 	/* Bad handles and arguments. */
 	va = (void *)0x1;
-	CHECK_RET(gdr_map(g, bad, &va, 65536), EINVAL);
-	CHECK_RET(gdr_get_info_v2(g, bad, &info), EINVAL);
-	CHECK_RET(gdr_get_callback_flag(g, bad, &flag), EINVAL);
-	CHECK_RET(gdr_pin_buffer_v2(g, (unsigned long)gpu, 65536, 8, &out), EINVAL);
-	CHECK_RET(gdr_pin_buffer(g, 0, 65536, 0, 0, &out), EINVAL);
-	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_MAX, &v), EINVAL);
-	CHECK_RET(gdr_driver_get_version(NULL, &major, &minor), EINVAL);
-	CHECK_RET(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_MAX, &str), EINVAL);
+	EXPECT_ERR(gdr_map(g, bad, &va, 65536), EINVAL);
+	EXPECT_ERR(gdr_get_info_v2(g, bad, &info), EINVAL);
+	EXPECT_ERR(gdr_get_callback_flag(g, bad, &flag), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(g, (unsigned long)gpu, 65536, 8, &out), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(g, 0, 65536, 0, 0, &out), EINVAL);
+	EXPECT_ERR(gdr_get_attribute(g, GDR_ATTR_MAX, &v), EINVAL);
+	EXPECT_ERR(gdr_driver_get_version(NULL, &major, &minor), EINVAL);
+	EXPECT_ERR(gdr_get_mapping_type_string(GDR_MAPPING_TYPE_MAX, &str), EINVAL);
 	memset(host, 0x5a, sizeof(host));
 	memset(map, 0x11, sizeof(host));
-	CHECK_RET(gdr_copy_from_mapping(bad, host, map, sizeof(host)), EINVAL);
-	CHECK_RET(gdr_copy_from_mapping(mh, host, map + 65536 - 8, sizeof(host)), EINVAL);
+	EXPECT_ERR(gdr_copy_from_mapping(bad, host, map, sizeof(host)), EINVAL);
+	EXPECT_ERR(gdr_copy_from_mapping(mh, host, map + 65536 - 8, sizeof(host)), EINVAL);
 	for (size_t i = 0; i < sizeof(host); i++)
-		CHECK(host[i] == 0x5a && map[i] == 0x11);
-	CHECK_RET(gdr_copy_to_mapping(bad, map, host, sizeof(host)), EINVAL);
-	CHECK_RET(gdr_copy_to_mapping(mh, map - 8, host, sizeof(host)), EINVAL);
+		EXPECT(host[i] == 0x5a && map[i] == 0x11);
+	EXPECT_ERR(gdr_copy_to_mapping(bad, map, host, sizeof(host)), EINVAL);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map - 8, host, sizeof(host)), EINVAL);
 	for (size_t i = 0; i < sizeof(host); i++)
-		CHECK(map[i] == 0x11);
+		EXPECT(map[i] == 0x11);
 
 	/* The backend fails after writing into the outputs it was handed. */
 	fake_backend_fail_outputs = EIO;
-	CHECK_RET(gdr_get_info_v2(g, mh, &info), EIO);
-	CHECK_RET(gdr_get_callback_flag(g, mh, &flag), EIO);
-	CHECK_RET(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), EIO);
-	CHECK_RET(gdr_driver_get_version(g, &major, &minor), EIO);
-	CHECK_RET(gdr_unmap(g, mh, map, 65536), 0);
-	CHECK_RET(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_WC_MAPPING), EIO);
+	EXPECT_ERR(gdr_get_info_v2(g, mh, &info), EIO);
+	EXPECT_ERR(gdr_get_callback_flag(g, mh, &flag), EIO);
+	EXPECT_ERR(gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), EIO);
+	EXPECT_ERR(gdr_driver_get_version(g, &major, &minor), EIO);
+	EXPECT_ERR(gdr_unmap(g, mh, map, 65536), 0);
+	EXPECT_ERR(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_WC_MAPPING), EIO);
 	fake_backend_fail_outputs = 0;
 
-	CHECK(!memcmp(&info, &info_was, sizeof(info)));
-	CHECK(va == (void *)0x1 && out.h == 0x5a5a && !strcmp(str, "unchanged"));
-	CHECK(v == 42 && major == 42 && minor == 42 && flag == 42);
-	CHECK_RET(gdr_get_info_v2(g, mh, &info), 0);
-	CHECK(!info.mapped);
-	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
+	EXPECT(!memcmp(&info, &info_was, sizeof(info)));
+	EXPECT(va == (void *)0x1 && out.h == 0x5a5a && !strcmp(str, "unchanged"));
+	EXPECT(v == 42 && major == 42 && minor == 42 && flag == 42);
+	EXPECT_ERR(gdr_get_info_v2(g, mh, &info), 0);
+	EXPECT(!info.mapped);
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	return TEST_PASS;
 }
 
-static void test_close(void *gpu)
+static int case_close(void)
 {
+	void *gpu = api.gpu;
 	gdr_t g = gdr_open();
 	gdr_mh_t a, b;
 	void *va;
 
-	CHECK(g != NULL);
+	EXPECT(g != NULL);
 	if (!g)
-		return;
-	CHECK_RET(gdr_close(NULL), EINVAL);
+		return TEST_FAIL;
+	EXPECT_ERR(gdr_close(NULL), EINVAL);
 	/* Close unmaps and unpins everything. */
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &a), 0);
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &b), 0);
-	CHECK_RET(gdr_map(g, a, &va, 65536), 0);
-	CHECK(fake_backend_pins == 2);
-	CHECK_RET(gdr_close(g), 0);
-	CHECK(fake_backend_pins == 0);
-	CHECK_RET(gdr_copy_to_mapping(a, va, &a, 8), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &a), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &b), 0);
+	EXPECT_ERR(gdr_map(g, a, &va, 65536), 0);
+	EXPECT(fake_backend_pins == 2);
+	EXPECT_ERR(gdr_close(g), 0);
+	EXPECT(fake_backend_pins == 0);
+	EXPECT_ERR(gdr_copy_to_mapping(a, va, &a, 8), EINVAL);
 
 	/* A backend failure during close is reported, and g is freed all the same. */
 	g = gdr_open();
-	CHECK(g != NULL);
+	EXPECT(g != NULL);
 	if (!g)
-		return;
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &a), 0);
+		return TEST_FAIL;
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &a), 0);
 	fake_backend_fail_unpin = EIO;
-	CHECK_RET(gdr_close(g), EIO);
+	EXPECT_ERR(gdr_close(g), EIO);
 	fake_backend_fail_unpin = 0;
 	fake_backend_release_stuck();
-	CHECK(fake_backend_pins == 0);
+	EXPECT(fake_backend_pins == 0);
+	return TEST_PASS;
 }
 
-static void test_selection(void)
+static int case_selection(void)
 {
 	setenv("GDRCOPY_BACKEND", "no-such-backend", 1);
-	CHECK(gdr_open() == NULL);
+	EXPECT(gdr_open() == NULL);
 	setenv("GDRCOPY_BACKEND", "test", 1);
+	return TEST_PASS;
 }
 
-int main(void)
+/* gdr_close of the gdr_t the cases before shared. */
+static int case_close_shared(void)
 {
-	size_t gpu_size = 4 * MB;
-	uint8_t *gpu = fake_gpu_alloc(gpu_size);
-	gdr_t g;
+	EXPECT_ERR(gdr_close(api.g), 0);
+	api.g = NULL;
+	return TEST_PASS;
+}
 
-	if (!gpu) {
+static const struct test_case cases[] = {
+	{ "versions", case_versions },
+	{ "mapping_type_strings", case_mapping_type_strings },
+	{ "attributes", case_attributes },
+	{ "pin_arguments", case_pin_arguments },
+	{ "bad_handles", case_bad_handles },
+	{ "pin_map_copy", case_pin_map_copy },
+	{ "unaligned_pin", case_unaligned_pin },
+	{ "v1_get_info", case_v1_get_info },
+	{ "backend_failures", case_backend_failures },
+	{ "outputs_untouched", case_outputs_untouched },
+	{ "close_shared", case_close_shared },
+	{ "close", case_close },
+	{ "selection", case_selection },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	int status;
+
+	api.gpu_size = 4 * MB;
+	api.gpu = fake_gpu_alloc(api.gpu_size);
+	if (!api.gpu) {
 		fprintf(stderr, "fake_gpu_alloc failed\n");
 		return TEST_FAIL;
 	}
-	g = open_test_backend();
-	if (!g) {
+	api.g = open_test_backend();
+	if (!api.g) {
 		fprintf(stderr, "gdr_open with the test backend failed\n");
 		return TEST_FAIL;
 	}
-	test_versions(g);
-	test_mapping_type_strings();
-	test_attributes(g);
-	test_pin_arguments(g, gpu);
-	test_bad_handles(g, gpu);
-	test_pin_map_copy(g, gpu, gpu_size);
-	test_unaligned_pin(g, gpu);
-	test_v1_get_info(g, gpu);
-	test_backend_failures(g, gpu);
-	test_outputs_untouched(g, gpu);
-	CHECK_RET(gdr_close(g), 0);
-	test_close(gpu);
-	test_selection();
-	fake_gpu_free(gpu);
-	return check_result("test_api");
+	/* In order: each case starts where the one before left the shared gdr_t. */
+	status = test_run(cases, argc, argv);
+	fake_gpu_free(api.gpu);
+	return status;
 }

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "gdrapi.h"
+#include "harness.h"
 
 struct client {
 	const char *name;
@@ -44,81 +44,60 @@ static const struct client clients[] = {
 	    "gdr_copy_to_mapping", "gdr_copy_from_mapping" } },
 };
 
-static void report(const char *verdict, const char *name, const char *detail)
-{
-	const char *path = getenv("GDR_TEST_RESULTS");
-	FILE *f = path ? fopen(path, "a") : NULL;
-	char id[64];
-	size_t j = 0;
-
-	/* Result names are one word. */
-	for (const char *c = name; *c && j < sizeof(id) - 1; c++)
-		id[j++] = (*c == ' ' || *c == '(' || *c == ')') ? '_' : *c;
-	id[j] = '\0';
-	printf("%s %s %s\n", verdict, id, detail);
-	if (f) {
-		fprintf(f, "%s client_%s %s\n", verdict, id, detail);
-		fclose(f);
-	}
-}
-
-static int run_client(const struct client *c, char *why, size_t len)
+/* A TEST_* status; *opened is the name that dlopen took. */
+static int run_client(const struct client *c, const char **opened)
 {
 	typedef void (*runtime_version_fn)(int *, int *);
 	typedef int (*driver_version_fn)(gdr_t, int *, int *);
+	runtime_version_fn rv;
+	driver_version_fn dv;
+	int major = 0, minor = 0, ret = TEST_PASS;
 	void *lib = NULL;
-	const char *opened = NULL;
 
 	for (int i = 0; i < 3 && c->libs[i] && !lib; i++) {
 		lib = dlopen(c->libs[i], c->mode);
-		opened = c->libs[i];
+		*opened = c->libs[i];
 	}
-	if (!lib) {
-		snprintf(why, len, "dlopen failed: %s", dlerror());
-		return 1;
-	}
+	if (!lib)
+		return test_fail("dlopen failed: %s", dlerror());
 	for (int i = 0; i < 16 && c->syms[i]; i++) {
 		if (!dlsym(lib, c->syms[i])) {
-			snprintf(why, len, "%s: no symbol %s", opened, c->syms[i]);
-			dlclose(lib);
-			return 1;
+			ret = test_fail("%s: no symbol %s", *opened, c->syms[i]);
+			goto out_close;
 		}
 	}
-	{
-		runtime_version_fn rv = (runtime_version_fn)dlsym(lib, "gdr_runtime_get_version");
-		driver_version_fn dv = (driver_version_fn)dlsym(lib, "gdr_driver_get_version");
-		int major = 0, minor = 0;
-
-		rv(&major, &minor);
-		/* NVSHMEM: same major, minor >= its header's; NCCL: >= 2.1, v2 pins from 2.5; UCX: >= 2.4. */
-		if (major != 2 || minor < 6) {
-			snprintf(why, len, "runtime version %d.%d, clients need 2.x with x >= 6", major,
-				 minor);
-			dlclose(lib);
-			return 1;
-		}
-		/* NCCL and NVSHMEM call this right after gdr_open; it must answer, never abort. */
-		if (dv(NULL, &major, &minor) != EINVAL) {
-			snprintf(why, len, "gdr_driver_get_version(NULL) did not return EINVAL");
-			dlclose(lib);
-			return 1;
-		}
+	rv = (runtime_version_fn)dlsym(lib, "gdr_runtime_get_version");
+	dv = (driver_version_fn)dlsym(lib, "gdr_driver_get_version");
+	rv(&major, &minor);
+	/* NVSHMEM: same major, minor >= its header's; NCCL: >= 2.1, v2 pins from 2.5; UCX: >= 2.4. */
+	if (major != 2 || minor < 6) {
+		ret = test_fail("runtime version %d.%d, clients need 2.x with x >= 6", major, minor);
+		goto out_close;
 	}
-	snprintf(why, len, "via %s", opened);
+	/* NCCL and NVSHMEM call this right after gdr_open; it must answer, never abort. */
+	if (dv(NULL, &major, &minor) != EINVAL)
+		ret = test_fail("gdr_driver_get_version(NULL) did not return EINVAL");
+out_close:
 	dlclose(lib);
-	return 0;
+	return ret;
 }
 
 int main(void)
 {
-	int failed = 0;
-
 	for (size_t i = 0; i < sizeof(clients) / sizeof(clients[0]); i++) {
-		char why[256];
-		int ret = run_client(&clients[i], why, sizeof(why));
+		const char *opened = NULL;
+		char name[64];
+		size_t j;
 
-		report(ret ? "fail" : "pass", clients[i].name, why);
-		failed |= ret;
+		/* Result names are one word. */
+		j = (size_t)snprintf(name, sizeof(name), "client_");
+		for (const char *c = clients[i].name; *c && j < sizeof(name) - 1; c++)
+			name[j++] = (*c == ' ' || *c == '(' || *c == ')') ? '_' : *c;
+		name[j] = '\0';
+		if (run_client(&clients[i], &opened))
+			test_report("fail", name, "%s", test_reason());
+		else
+			test_report("pass", name, "via %s", opened);
 	}
-	return failed ? TEST_FAIL : TEST_PASS;
+	return test_status();
 }

@@ -17,6 +17,8 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,7 +26,7 @@
 #include "copy.h"
 #include "copy_impl.h"
 #include "cpu.h"
-#include "test_copy_util.h"
+#include "harness.h"
 
 #define GUARD     0xa5
 #define SLACK     128		/* bytes on each side of the largest range */
@@ -344,5 +346,5 @@ int main(void)
 	free(dst_buf);
 	free(src_ref);
 	free(src_buf);
-	return test_failures ? 1 : 0;
+	return test_status();
 }

@@ -10,12 +10,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "fake_gpu.h"
 #include "gdrapi.h"
+#include "harness.h"
 #include "inflight.h"
 
 #define BUF 65536
@@ -36,10 +37,10 @@ static void copies(size_t off, size_t n, int want)
 	for (size_t i = 0; i < sizeof(out); i++)
 		out[i] = (uint8_t)(i * 7 + off + n);
 	memset(in, 0, sizeof(in));
-	CHECK_RET(gdr_copy_to_mapping(mh, map + off, out, n), want);
-	CHECK_RET(gdr_copy_from_mapping(mh, in, map + off, n), want);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map + off, out, n), want);
+	EXPECT_ERR(gdr_copy_from_mapping(mh, in, map + off, n), want);
 	if (!want)
-		CHECK(!memcmp(in, out, n));
+		EXPECT(!memcmp(in, out, n));
 }
 
 /* Each outcome of a copy, and how it leaves the record: even and advanced, or untouched. */
@@ -51,19 +52,19 @@ static void outcomes(int nested)
 	unsigned long step = nested ? 0 : 2;
 
 	copies(0, 8, 0);
-	CHECK(seq() == before + 2 * step);
+	EXPECT(seq() == before + 2 * step);
 	copies(13, 200, 0);
-	CHECK(seq() == before + 4 * step);
+	EXPECT(seq() == before + 4 * step);
 	copies(BUF - 4, 8, EINVAL);		/* ends outside the mapping */
-	CHECK(seq() == before + 6 * step);
+	EXPECT(seq() == before + 6 * step);
 	copies(0, 0, 0);			/* nothing to copy */
-	CHECK(seq() == before + 8 * step);
-	CHECK_RET(gdr_copy_to_mapping(stale, map, host, 8), EINVAL);
-	CHECK_RET(gdr_copy_from_mapping(stale, host, map, 8), EINVAL);
-	CHECK_RET(gdr_copy_to_mapping(mh, map, NULL, 8), EINVAL);
-	CHECK_RET(gdr_copy_from_mapping(mh, NULL, map, 8), EINVAL);
-	CHECK(seq() == before + 12 * step);
-	CHECK((seq() & 1) == (unsigned long)nested);
+	EXPECT(seq() == before + 8 * step);
+	EXPECT_ERR(gdr_copy_to_mapping(stale, map, host, 8), EINVAL);
+	EXPECT_ERR(gdr_copy_from_mapping(stale, host, map, 8), EINVAL);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map, NULL, 8), EINVAL);
+	EXPECT_ERR(gdr_copy_from_mapping(mh, NULL, map, 8), EINVAL);
+	EXPECT(seq() == before + 12 * step);
+	EXPECT((seq() & 1) == (unsigned long)nested);
 }
 
 /* A thread that has never copied: its first copy makes its record and leaves it. */
@@ -92,17 +93,17 @@ int main(void)
 		fprintf(stderr, "setup failed\n");
 		return TEST_FAIL;
 	}
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, BUF, 0, 0, &stale), 0);
-	CHECK_RET(gdr_unpin_buffer(g, stale), 0);
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, BUF, 0, 0, &mh), 0);
-	CHECK_RET(gdr_map(g, mh, &va, BUF), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, BUF, 0, 0, &stale), 0);
+	EXPECT_ERR(gdr_unpin_buffer(g, stale), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, BUF, 0, 0, &mh), 0);
+	EXPECT_ERR(gdr_map(g, mh, &va, BUF), 0);
 	map = va;
 
-	CHECK(pthread_create(&t, NULL, first_copy, &ok) == 0 && pthread_join(t, NULL) == 0);
-	CHECK(ok);
+	EXPECT(pthread_create(&t, NULL, first_copy, &ok) == 0 && pthread_join(t, NULL) == 0);
+	EXPECT(ok);
 
 	copies(0, 8, 0);
-	CHECK(gdr_inflight_self && !(seq() & 1));
+	EXPECT(gdr_inflight_self && !(seq() & 1));
 	outcomes(0);
 	/* Inside a copy, as a signal handler that interrupted one would be. */
 	atomic_store_explicit(&gdr_inflight_self->seq, seq() + 1, memory_order_relaxed);
@@ -110,9 +111,9 @@ int main(void)
 	atomic_store_explicit(&gdr_inflight_self->seq, seq() + 1, memory_order_relaxed);
 	outcomes(0);
 
-	CHECK_RET(gdr_unmap(g, mh, va, BUF), 0);
-	CHECK_RET(gdr_unpin_buffer(g, mh), 0);
-	CHECK_RET(gdr_close(g), 0);
+	EXPECT_ERR(gdr_unmap(g, mh, va, BUF), 0);
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	EXPECT_ERR(gdr_close(g), 0);
 	fake_gpu_free(gpu);
-	return check_result("test_copy_announce");
+	return test_status();
 }

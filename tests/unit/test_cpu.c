@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "test_copy_util.h"
+#include "harness.h"
 
 static void expect_flags(const char *name, unsigned int got, unsigned int want)
 {
@@ -175,5 +175,5 @@ int main(void)
 	expect_flags("detect_cached", gdr_cpu_features(), gdr_cpu_detect());
 	gdr_cpu_describe(gdr_cpu_features(), desc, sizeof(desc));
 	printf("detected: %s\n", desc);
-	return test_failures ? 1 : 0;
+	return test_status();
 }

@@ -6,13 +6,13 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "fake_gpu.h"
 #include "gdrapi.h"
-#include "proc_usage.h"
+#include "harness.h"
 
 #define WARMUP 200
 #define CYCLES 2000
@@ -69,7 +69,7 @@ static int cycle(uint8_t *gpu, int i)
 
 int main(void)
 {
-	struct proc_usage before, after;
+	struct test_usage before, after;
 	uint8_t *gpu;
 	int ret = 0;
 
@@ -81,24 +81,24 @@ int main(void)
 	}
 	for (int i = 0; i < WARMUP && !ret; i++)
 		ret = cycle(gpu, i);
-	proc_usage(&before);
+	test_usage(&before);
 	for (int i = 0; i < CYCLES && !ret; i++)
 		ret = cycle(gpu, i);
-	proc_usage(&after);
-	CHECK_RET(ret, 0);
+	test_usage(&after);
+	EXPECT_ERR(ret, 0);
 	printf("%d cycles: fds %d -> %d, threads %d -> %d, RSS %ld -> %ld KiB\n", CYCLES,
 	       before.fds, after.fds, before.threads, after.threads, before.rss_kib,
 	       after.rss_kib);
-	CHECK(after.fds == before.fds);
-	if (proc_threads_meaningful())
-		CHECK(after.threads == before.threads);
+	EXPECT(after.fds == before.fds);
+	if (test_threads_meaningful())
+		EXPECT(after.threads == before.threads);
 	else
 		printf("threads not compared: the emulator's own count\n");
-	if (proc_rss_meaningful())
-		CHECK(before.rss_kib > 0 && after.rss_kib - before.rss_kib <= RSS_SLACK_KIB);
+	if (test_rss_meaningful())
+		EXPECT(before.rss_kib > 0 && after.rss_kib - before.rss_kib <= RSS_SLACK_KIB);
 	else
 		printf("RSS not compared: ASan's quarantine or an emulator holds memory of its own\n");
-	CHECK(fake_backend_pins == 0);
+	EXPECT(fake_backend_pins == 0);
 	fake_gpu_free(gpu);
-	return check_result("test_cycles");
+	return test_status();
 }

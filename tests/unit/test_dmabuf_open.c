@@ -6,15 +6,20 @@
  * makes gdr_open fail with that reason; a driver with no dma-buf device declines likewise; a
  * 13.3 driver with one is chosen. Each case is a gdr_open in a child with its own environment.
  */
-#include "dmabuf_test.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
+#include "harness.h"
 
 #define VERSION_REASON "CUDA driver 13.0 < 13.3: dma-buf mmap of discrete GPU memory needs " \
 	"driver R610 (CUDA 13.3) or newer"
 #define NO_DEVICE_REASON "supports dma-buf export (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0)"
 
-/* Exit 2 when gdr_open fails, else 10 + the backend in use. */
+/* Exit 2 when gdr_open fails, else 10 + the backend in use (0: attributes disagree). */
 static int open_child(void *arg)
 {
 	int backend = 0, dmabuf = -1;
@@ -69,8 +74,12 @@ static int dmabuf_line_has(const char *log, const char *reason)
 	return p && (!eol || p < eol);
 }
 
-static void run_case(const struct open_case *c)
+/* The case the table entry current names, in a child of its own. */
+static const struct open_case *current;
+
+static int run_case(void)
 {
+	const struct open_case *c = current;
 	const char *const env[] = {
 		"GDRCOPY_ENABLE_LOGGING", "1",
 		"GDRCOPY_LOG_LEVEL", "2",
@@ -80,36 +89,35 @@ static void run_case(const struct open_case *c)
 		"GDRCOPY_USE_DMABUF_MMAP", c->use_dmabuf,
 		NULL,
 	};
-	char log[16384], why[256] = "";
-	int got = run_child(env, open_child, NULL, log, sizeof(log));
+	static char log[16384];
+	const struct test_child child = { .env = env, .output = log, .output_len = sizeof(log) };
+	int got = test_child_exit(&child, open_child, NULL);
 
 	if (c->want == -1 ? got == 10 + GDR_BACKEND_DMABUF || (got != 2 && got < 10) :
 	    got != c->want)
-		snprintf(why, sizeof(why), "gdr_open gave %d, expected %d (2 = NULL, 10 + backend)",
-			 got, c->want);
+		test_fail("gdr_open gave %d, expected %d (2 = NULL, 10 + backend)", got, c->want);
 	else if (c->reason && !dmabuf_line_has(log, c->reason))
-		snprintf(why, sizeof(why), "no 'backend dmabuf: ...%s' line in the log", c->reason);
+		test_fail("no 'backend dmabuf: ...%s' line in the log", c->reason);
 	else if (c->goes_on && !strstr(log, "backend vulkan: "))
-		snprintf(why, sizeof(why), "gdr_open did not go on to the vulkan backend");
+		test_fail("gdr_open did not go on to the vulkan backend");
 	else if (!c->goes_on && c->want == 2 && strstr(log, "backend vulkan: "))
-		snprintf(why, sizeof(why), "forced dmabuf, yet vulkan was tried");
+		test_fail("forced dmabuf, yet vulkan was tried");
 	else if (c->want == 10 + GDR_BACKEND_DMABUF && !strstr(log, "backend dmabuf: in use"))
-		snprintf(why, sizeof(why), "no 'backend dmabuf: in use' line");
-	if (*why) {
-		report("fail", c->name, "%s", why);
-		fprintf(stderr, "--- log of %s ---\n%s---\n", c->name, log);
-	} else {
-		report("pass", c->name, NULL);
-	}
+		test_fail("no 'backend dmabuf: in use' line");
+	else
+		return TEST_PASS;
+	fprintf(stderr, "--- log of %s ---\n%s---\n", c->name, log);
+	return TEST_FAIL;
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-	(void)argc;
-	sim_setup(argv);
+	test_use_sim_cuda(SIM_CUDA_DIR);
 	if (!access("/dev/gdrdrv", F_OK))
-		SKIP("/dev/gdrdrv exists: gdrdrv would be chosen before dmabuf");
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		run_case(&cases[i]);
-	return report_failures ? TEST_FAIL : TEST_PASS;
+		test_skip_program("/dev/gdrdrv exists: gdrdrv would be chosen before dmabuf");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		current = &cases[i];
+		test_run_case(&(const struct test_case){ .name = cases[i].name, .run = run_case });
+	}
+	return test_status();
 }

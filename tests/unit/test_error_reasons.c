@@ -6,12 +6,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
+#include "harness.h"
 
 /* A call that fails with EINVAL and logs "gdr_map_v2: unknown flags <flags>" at error level. */
 static int fail_map(int flags)
@@ -48,71 +49,68 @@ int main(void)
 	unsetenv("GDRCOPY_ENABLE_LOGGING");
 
 	memset(buf, 'x', sizeof(buf));
-	CHECK(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
-	CHECK(buf[0] == '\0');
+	EXPECT(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
+	EXPECT(buf[0] == '\0');
 
 	/* Kept with logging off, then forgotten once taken. */
-	CHECK_RET(fail_map(99), EINVAL);
+	EXPECT_ERR(fail_map(99), EINVAL);
 	n = gdr_ext_take_errors(buf, sizeof(buf));
-	CHECK(n == strlen(buf));
-	CHECK(!strcmp(buf, "gdr_map_v2: unknown flags 99"));
-	CHECK(gdr_ext_take_errors(buf, sizeof(buf)) == 0 && buf[0] == '\0');
+	EXPECT(n == strlen(buf));
+	EXPECT(!strcmp(buf, "gdr_map_v2: unknown flags 99"));
+	EXPECT(gdr_ext_take_errors(buf, sizeof(buf)) == 0 && buf[0] == '\0');
 
 	/* Two failures: two lines, oldest first. */
-	CHECK_RET(fail_map(97), EINVAL);
-	CHECK_RET(fail_map(98), EINVAL);
+	EXPECT_ERR(fail_map(97), EINVAL);
+	EXPECT_ERR(fail_map(98), EINVAL);
 	gdr_ext_take_errors(buf, sizeof(buf));
-	CHECK(!strcmp(buf, "gdr_map_v2: unknown flags 97\ngdr_map_v2: unknown flags 98"));
+	EXPECT(!strcmp(buf, "gdr_map_v2: unknown flags 97\ngdr_map_v2: unknown flags 98"));
 
 	/* Truncated to the buffer, NUL-terminated, and the rest forgotten too. */
-	CHECK_RET(fail_map(96), EINVAL);
-	CHECK(gdr_ext_take_errors(small, sizeof(small)) == sizeof(small) - 1);
-	CHECK(!strcmp(small, "gdr_map"));
-	CHECK(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
+	EXPECT_ERR(fail_map(96), EINVAL);
+	EXPECT(gdr_ext_take_errors(small, sizeof(small)) == sizeof(small) - 1);
+	EXPECT(!strcmp(small, "gdr_map"));
+	EXPECT(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
 
 	/* NULL or size 0 only forgets. */
-	CHECK_RET(fail_map(95), EINVAL);
-	CHECK(gdr_ext_take_errors(NULL, 0) == 0);
-	CHECK(gdr_ext_take_errors(small, 0) == 0);
-	CHECK(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
+	EXPECT_ERR(fail_map(95), EINVAL);
+	EXPECT(gdr_ext_take_errors(NULL, 0) == 0);
+	EXPECT(gdr_ext_take_errors(small, 0) == 0);
+	EXPECT(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
 
 	/* Plain argument errors log nothing. */
-	CHECK_RET(gdr_map_v2(NULL, (gdr_mh_t){ 0 }, NULL, 1, 0), EINVAL);
-	CHECK(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
+	EXPECT_ERR(gdr_map_v2(NULL, (gdr_mh_t){ 0 }, NULL, 1, 0), EINVAL);
+	EXPECT(gdr_ext_take_errors(buf, sizeof(buf)) == 0);
 
 	/* gdr_open's reasons (here: a backend name that does not exist). */
 	setenv("GDRCOPY_BACKEND", "no-such-backend", 1);
-	CHECK(gdr_open() == NULL);
+	EXPECT(gdr_open() == NULL);
 	unsetenv("GDRCOPY_BACKEND");
 	gdr_ext_take_errors(buf, sizeof(buf));
-	CHECK(strstr(buf, "GDRCOPY_BACKEND=no-such-backend: no such backend") != NULL);
+	EXPECT(strstr(buf, "GDRCOPY_BACKEND=no-such-backend: no such backend") != NULL);
 
 	/* Bounded: whole messages only, the first ones kept. */
 	for (int i = 0; i < 200; i++)
-		CHECK_RET(fail_map(100 + i), EINVAL);
+		EXPECT_ERR(fail_map(100 + i), EINVAL);
 	n = gdr_ext_take_errors(buf, sizeof(buf));
-	CHECK(n < sizeof(buf) && n == strlen(buf));
-	CHECK(!strncmp(buf, "gdr_map_v2: unknown flags 100\n", 30));
+	EXPECT(n < sizeof(buf) && n == strlen(buf));
+	EXPECT(!strncmp(buf, "gdr_map_v2: unknown flags 100\n", 30));
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		char want[64];
 
 		snprintf(want, sizeof(want), "gdr_map_v2: unknown flags %d", 100 + lines);
-		CHECK(!strcmp(line, want));
+		EXPECT(!strcmp(line, want));
 		total += strlen(line) + 1;
 		lines++;
 	}
-	CHECK(lines > 10 && lines < 200 && total - 1 == n);
+	EXPECT(lines > 10 && lines < 200 && total - 1 == n);
 
 	/* Per thread. */
-	CHECK_RET(fail_map(94), EINVAL);
-	CHECK(pthread_create(&t, NULL, other_thread, NULL) == 0);
-	CHECK(pthread_join(t, (void **)&thread_err) == 0);
-	if (thread_err) {
-		fprintf(stderr, "other thread: %s\n", thread_err);
-		check_failures++;
-	}
+	EXPECT_ERR(fail_map(94), EINVAL);
+	EXPECT(pthread_create(&t, NULL, other_thread, NULL) == 0);
+	EXPECT(pthread_join(t, (void **)&thread_err) == 0);
+	EXPECT(!thread_err, "other thread: %s", thread_err);
 	gdr_ext_take_errors(buf, sizeof(buf));
-	CHECK(!strcmp(buf, "gdr_map_v2: unknown flags 94"));
+	EXPECT(!strcmp(buf, "gdr_map_v2: unknown flags 94"));
 
-	return check_result("test_error_reasons");
+	return test_status();
 }

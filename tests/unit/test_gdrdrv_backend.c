@@ -19,6 +19,7 @@
 
 #include "gdrapi.h"
 #include "gdrdrv.h"
+#include "harness.h"
 
 #define FAKE_PINS 8
 #define FAKE_FIRST_HANDLE 0x123456789ULL	/* more than 32 bits */
@@ -45,8 +46,6 @@ static struct {
 	uint32_t report_type;		/* GET_INFO_V2's mapping_type for mapped pins, if not 0 */
 } fake;
 
-static int failed;
-static FILE *results;
 
 static unsigned int page_shift(void)
 {
@@ -298,49 +297,30 @@ static int fake_maps(void)
 	return n;
 }
 
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		printf("  %s:%d: ", __func__, __LINE__); \
-		printf(__VA_ARGS__); \
-		printf("\n"); \
-		ok = 0; \
-	} \
-} while (0)
-
-static void verdict(const char *name, int ok)
-{
-	printf("%s %s\n", ok ? "pass" : "fail", name);
-	if (results)
-		fprintf(results, "%s %s%s\n", ok ? "pass" : "fail", name, ok ? "" : " see the output");
-	if (!ok)
-		failed = 1;
-}
-
 #define GVA 0x7f0000000000ULL
 
 static int case_open_refusals(void)
 {
-	int ok = 1;
 	gdr_t g;
 
 	fake_reset(0x10005);
 	g = gdr_open();
-	CHECK(!g, "gdr_open accepted gdrdrv 1.5");
+	EXPECT(!g, "gdr_open accepted gdrdrv 1.5");
 	if (g)
 		gdr_close(g);
 	fake_reset(0x20006);
 	fake.min_api = 0x20007;
 	g = gdr_open();
-	CHECK(!g, "gdr_open accepted a gdrdrv that wants libgdrapi 2.7");
+	EXPECT(!g, "gdr_open accepted a gdrdrv that wants libgdrapi 2.7");
 	if (g)
 		gdr_close(g);
-	return ok;
+	return TEST_PASS;
 }
 
 /* A 2.6 driver: the new commands, tokens through PIN_BUFFER, 64-bit handles. */
 static int case_driver_2_6(void)
 {
-	int ok = 1, v = -1, major = 0, minor = 0, flag = -1;
+	int v = -1, major = 0, minor = 0, flag = -1;
 	gdr_mh_t mh, legacy;
 	gdr_info_t info;
 	void *va = NULL;
@@ -348,56 +328,56 @@ static int case_driver_2_6(void)
 
 	fake_reset(0x20006);
 	g = gdr_open();
-	CHECK(g, "gdr_open");
+	EXPECT(g, "gdr_open");
 	if (!g)
 		return 0;
-	CHECK(!gdr_pin_buffer_v2(g, GVA, 3 * 65536, GDR_PIN_FLAG_FORCE_PCIE, &mh), "pin_v2");
-	CHECK(fake_count(GDRDRV_IOC_PIN_BUFFER_V2) == 1, "PIN_BUFFER_V2 not sent");
-	CHECK(fake.pins[0].flags == GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE, "flags %u",
+	EXPECT(!gdr_pin_buffer_v2(g, GVA, 3 * 65536, GDR_PIN_FLAG_FORCE_PCIE, &mh), "pin_v2");
+	EXPECT(fake_count(GDRDRV_IOC_PIN_BUFFER_V2) == 1, "PIN_BUFFER_V2 not sent");
+	EXPECT(fake.pins[0].flags == GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE, "flags %u",
 	      fake.pins[0].flags);
-	CHECK(!gdr_pin_buffer(g, GVA + 0x100000, 65536, 0xabcdef, 7, &legacy), "legacy pin");
-	CHECK(fake_count(GDRDRV_IOC_PIN_BUFFER) == 1, "gdr_pin_buffer did not use PIN_BUFFER");
-	CHECK(fake.pins[1].p2p_token == 0xabcdef && fake.pins[1].va_space == 7,
+	EXPECT(!gdr_pin_buffer(g, GVA + 0x100000, 65536, 0xabcdef, 7, &legacy), "legacy pin");
+	EXPECT(fake_count(GDRDRV_IOC_PIN_BUFFER) == 1, "gdr_pin_buffer did not use PIN_BUFFER");
+	EXPECT(fake.pins[1].p2p_token == 0xabcdef && fake.pins[1].va_space == 7,
 	      "tokens %llx/%u", (unsigned long long)fake.pins[1].p2p_token, fake.pins[1].va_space);
-	CHECK(!gdr_get_info(g, mh, &info) && info.va == GVA && info.mapped_size == 3 * 65536 &&
+	EXPECT(!gdr_get_info(g, mh, &info) && info.va == GVA && info.mapped_size == 3 * 65536 &&
 	      info.page_size == 65536 && !info.mapped && info.cycles_per_ms == 1000,
 	      "info after pin");
-	CHECK(fake_count(GDRDRV_IOC_GET_INFO_V2) >= 2 && !fake_count(GDRDRV_IOC_GET_INFO),
+	EXPECT(fake_count(GDRDRV_IOC_GET_INFO_V2) >= 2 && !fake_count(GDRDRV_IOC_GET_INFO),
 	      "GET_INFO_V2 not used");
 
-	CHECK(!gdr_map(g, mh, &va, 3 * 65536), "map");
-	CHECK(fake.last_offset == (off_t)(FAKE_FIRST_HANDLE << page_shift()), "mmap offset %llx",
+	EXPECT(!gdr_map(g, mh, &va, 3 * 65536), "map");
+	EXPECT(fake.last_offset == (off_t)(FAKE_FIRST_HANDLE << page_shift()), "mmap offset %llx",
 	      (unsigned long long)fake.last_offset);
-	CHECK(fake_count(GDRDRV_IOC_REQ_MAPPING_TYPE) == 1 && fake.pins[0].req_type == GDR_MR_NONE,
+	EXPECT(fake_count(GDRDRV_IOC_REQ_MAPPING_TYPE) == 1 && fake.pins[0].req_type == GDR_MR_NONE,
 	      "REQ_MAPPING_TYPE(NONE) not sent for a default map");
-	CHECK(!gdr_get_info(g, mh, &info) && info.mapped && info.wc_mapping &&
+	EXPECT(!gdr_get_info(g, mh, &info) && info.mapped && info.wc_mapping &&
 	      info.mapping_type == GDR_MAPPING_TYPE_WC, "info while mapped");
-	CHECK(!gdr_unmap(g, mh, va, 3 * 65536) && !fake_maps(), "unmap");
-	CHECK(!gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_WC_MAPPING) &&
+	EXPECT(!gdr_unmap(g, mh, va, 3 * 65536) && !fake_maps(), "unmap");
+	EXPECT(!gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_WC_MAPPING) &&
 	      fake.pins[0].req_type == GDR_MR_WC, "map_v2 REQ_WC");
-	CHECK(!gdr_unmap(g, mh, va, 65536), "unmap 2");
-	CHECK(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_CACHE_MAPPING) == EOPNOTSUPP &&
+	EXPECT(!gdr_unmap(g, mh, va, 65536), "unmap 2");
+	EXPECT(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_CACHE_MAPPING) == EOPNOTSUPP &&
 	      !fake_maps(), "the driver's EOPNOTSUPP for REQ_CACHE");
 
-	CHECK(!gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v) && v == 1, "attr 1");
-	CHECK(!gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &v) && v == 0,
+	EXPECT(!gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v) && v == 1, "attr 1");
+	EXPECT(!gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &v) && v == 0,
 	      "attr 2");
-	CHECK(fake_count(GDRDRV_IOC_GET_ATTR) == 2, "GET_ATTR not sent");
-	CHECK(!gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v) && v == 0, "attr 3");
+	EXPECT(fake_count(GDRDRV_IOC_GET_ATTR) == 2, "GET_ATTR not sent");
+	EXPECT(!gdr_get_attribute(g, GDR_ATTR_USING_DMA_BUF_MMAP, &v) && v == 0, "attr 3");
 	fake.pins[0].cb_flag = 1;
-	CHECK(!gdr_get_callback_flag(g, mh, &flag) && flag == 1, "callback flag");
-	CHECK(!gdr_driver_get_version(g, &major, &minor) && major == 2 && minor == 6,
+	EXPECT(!gdr_get_callback_flag(g, mh, &flag) && flag == 1, "callback flag");
+	EXPECT(!gdr_driver_get_version(g, &major, &minor) && major == 2 && minor == 6,
 	      "driver version %d.%d", major, minor);
-	CHECK(fake_count(GDRDRV_IOC_GET_VERSION) == 1, "GET_VERSION sent again");
-	CHECK(!gdr_close(g), "close");
-	CHECK(!fake.pins[0].used && !fake.pins[1].used, "gdr_close left pins");
-	return ok;
+	EXPECT(fake_count(GDRDRV_IOC_GET_VERSION) == 1, "GET_VERSION sent again");
+	EXPECT(!gdr_close(g), "close");
+	EXPECT(!fake.pins[0].used && !fake.pins[1].used, "gdr_close left pins");
+	return TEST_PASS;
 }
 
 /* 2.4 has GET_INFO_V2 but none of 2.5's commands. */
 static int case_driver_2_4(void)
 {
-	int ok = 1, v = -1;
+	int v = -1;
 	gdr_info_t info;
 	void *va = NULL;
 	gdr_mh_t mh;
@@ -405,34 +385,33 @@ static int case_driver_2_4(void)
 
 	fake_reset(0x20004);
 	g = gdr_open();
-	CHECK(g, "gdr_open");
+	EXPECT(g, "gdr_open");
 	if (!g)
 		return 0;
-	CHECK(gdr_pin_buffer_v2(g, GVA, 65536, GDR_PIN_FLAG_FORCE_PCIE, &mh) == EINVAL &&
+	EXPECT(gdr_pin_buffer_v2(g, GVA, 65536, GDR_PIN_FLAG_FORCE_PCIE, &mh) == EINVAL &&
 	      !fake_count(GDRDRV_IOC_PIN_BUFFER) && !fake_count(GDRDRV_IOC_PIN_BUFFER_V2),
 	      "pin flags on 2.4 must be EINVAL without an ioctl");
-	CHECK(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin_v2 without flags");
-	CHECK(fake_count(GDRDRV_IOC_PIN_BUFFER) == 1 && !fake_count(GDRDRV_IOC_PIN_BUFFER_V2),
+	EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin_v2 without flags");
+	EXPECT(fake_count(GDRDRV_IOC_PIN_BUFFER) == 1 && !fake_count(GDRDRV_IOC_PIN_BUFFER_V2),
 	      "2.4 must get PIN_BUFFER");
-	CHECK(!gdr_map(g, mh, &va, 65536) && !fake_count(GDRDRV_IOC_REQ_MAPPING_TYPE),
+	EXPECT(!gdr_map(g, mh, &va, 65536) && !fake_count(GDRDRV_IOC_REQ_MAPPING_TYPE),
 	      "map without REQ_MAPPING_TYPE");
-	CHECK(!gdr_get_info(g, mh, &info) && info.mapping_type == GDR_MAPPING_TYPE_WC &&
+	EXPECT(!gdr_get_info(g, mh, &info) && info.mapping_type == GDR_MAPPING_TYPE_WC &&
 	      fake_count(GDRDRV_IOC_GET_INFO_V2) && !fake_count(GDRDRV_IOC_GET_INFO),
 	      "GET_INFO_V2 on 2.4");
-	CHECK(!gdr_unmap(g, mh, va, 65536), "unmap");
+	EXPECT(!gdr_unmap(g, mh, va, 65536), "unmap");
 	/* The driver cannot be asked; it maps WC, so a cached request fails and is unmapped. */
-	CHECK(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_CACHE_MAPPING) == EINVAL &&
+	EXPECT(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_CACHE_MAPPING) == EINVAL &&
 	      !fake_maps(), "REQ_CACHE on 2.4: EINVAL and unmapped");
-	CHECK(!gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v) && v == 0 &&
+	EXPECT(!gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v) && v == 0 &&
 	      !fake_count(GDRDRV_IOC_GET_ATTR), "attributes of 2.4 are 0, unasked");
-	CHECK(!gdr_close(g), "close");
-	return ok;
+	EXPECT(!gdr_close(g), "close");
+	return TEST_PASS;
 }
 
 /* 2.3 has only GET_INFO: the mapping type comes from mapped and wc_mapping. */
 static int case_driver_2_3(void)
 {
-	int ok = 1;
 	gdr_info_t info;
 	void *va = NULL;
 	gdr_mh_t mh;
@@ -440,54 +419,53 @@ static int case_driver_2_3(void)
 
 	fake_reset(0x20003);
 	g = gdr_open();
-	CHECK(g, "gdr_open");
+	EXPECT(g, "gdr_open");
 	if (!g)
 		return 0;
-	CHECK(!gdr_pin_buffer_v2(g, GVA, 2 * 65536, 0, &mh), "pin");
-	CHECK(!gdr_get_info(g, mh, &info) && !info.mapped &&
+	EXPECT(!gdr_pin_buffer_v2(g, GVA, 2 * 65536, 0, &mh), "pin");
+	EXPECT(!gdr_get_info(g, mh, &info) && !info.mapped &&
 	      info.mapping_type == GDR_MAPPING_TYPE_NONE, "info unmapped");
-	CHECK(!gdr_map(g, mh, &va, 2 * 65536), "map");
-	CHECK(!gdr_get_info(g, mh, &info) && info.mapped && info.wc_mapping &&
+	EXPECT(!gdr_map(g, mh, &va, 2 * 65536), "map");
+	EXPECT(!gdr_get_info(g, mh, &info) && info.mapped && info.wc_mapping &&
 	      info.mapping_type == GDR_MAPPING_TYPE_WC, "info mapped");
-	CHECK(fake_count(GDRDRV_IOC_GET_INFO) >= 3 && !fake_count(GDRDRV_IOC_GET_INFO_V2),
+	EXPECT(fake_count(GDRDRV_IOC_GET_INFO) >= 3 && !fake_count(GDRDRV_IOC_GET_INFO_V2),
 	      "2.3 must get GET_INFO only");
-	CHECK(!gdr_close(g), "close");
-	return ok;
+	EXPECT(!gdr_close(g), "close");
+	return TEST_PASS;
 }
 
 /* Failures after mmap unmap again; a failed unpin keeps the handle; a failed pin unpins. */
 static int case_error_paths(void)
 {
-	int ok = 1;
 	void *va = NULL;
 	gdr_mh_t mh, mh2;
 	gdr_t g;
 
 	fake_reset(0x20006);
 	g = gdr_open();
-	CHECK(g, "gdr_open");
+	EXPECT(g, "gdr_open");
 	if (!g)
 		return 0;
-	CHECK(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin");
+	EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin");
 	fake.unmap_at_info = 1;
-	CHECK(gdr_map(g, mh, &va, 65536) == EAGAIN && !fake_maps(),
+	EXPECT(gdr_map(g, mh, &va, 65536) == EAGAIN && !fake_maps(),
 	      "torn down at once: EAGAIN and unmapped");
 	fake.wrong_type = 1;
-	CHECK(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_WC_MAPPING) == EINVAL &&
+	EXPECT(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_WC_MAPPING) == EINVAL &&
 	      !fake_maps(), "other type than asked: EINVAL and unmapped");
 	fake.wrong_type = 0;
 	fake.fail_info = 1;
-	CHECK(gdr_map(g, mh, &va, 65536) == EIO && !fake_maps(), "GET_INFO failing after mmap");
+	EXPECT(gdr_map(g, mh, &va, 65536) == EIO && !fake_maps(), "GET_INFO failing after mmap");
 	fake.fail_unpin = 1;
-	CHECK(gdr_unpin_buffer(g, mh) == EIO, "unpin failure reported");
-	CHECK(!gdr_unpin_buffer(g, mh), "the handle survives a failed unpin");
+	EXPECT(gdr_unpin_buffer(g, mh) == EIO, "unpin failure reported");
+	EXPECT(!gdr_unpin_buffer(g, mh), "the handle survives a failed unpin");
 	fake.fail_info = 1;
-	CHECK(gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh2) == EIO, "GET_INFO failing after pin");
-	CHECK(!fake.pins[0].used && !fake.pins[1].used, "the failed pin was not undone");
-	CHECK(gdr_pin_buffer_v2(g, GVA + 8, 65536, 0, &mh2) == 0 &&
+	EXPECT(gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh2) == EIO, "GET_INFO failing after pin");
+	EXPECT(!fake.pins[0].used && !fake.pins[1].used, "the failed pin was not undone");
+	EXPECT(gdr_pin_buffer_v2(g, GVA + 8, 65536, 0, &mh2) == 0 &&
 	      gdr_map(g, mh2, &va, 65536) == EINVAL, "map of an unaligned pin");
-	CHECK(!gdr_close(g), "close");
-	return ok;
+	EXPECT(!gdr_close(g), "close");
+	return TEST_PASS;
 }
 
 /*
@@ -498,7 +476,6 @@ static int case_error_paths(void)
 static int case_unknown_mapping_types(void)
 {
 	static const uint32_t types[] = { 4, 8, 0x40000000 };
-	int ok = 1;
 	gdr_info_t info;
 	uint64_t word = 0x1122334455667788ULL, back = 0;
 	void *va = (void *)0x1;
@@ -507,52 +484,49 @@ static int case_unknown_mapping_types(void)
 
 	fake_reset(0x20006);
 	g = gdr_open();
-	CHECK(g, "gdr_open");
+	EXPECT(g, "gdr_open");
 	if (!g)
 		return 0;
-	CHECK(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin");
+	EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin");
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		fake.report_type = types[i];
-		CHECK(gdr_map(g, mh, &va, 65536) == EPROTO, "map reporting type %#x", types[i]);
-		CHECK(va == (void *)0x1 && !fake_maps(), "type %#x: the mapping was not undone",
+		EXPECT(gdr_map(g, mh, &va, 65536) == EPROTO, "map reporting type %#x", types[i]);
+		EXPECT(va == (void *)0x1 && !fake_maps(), "type %#x: the mapping was not undone",
 		      types[i]);
-		CHECK(!gdr_get_info(g, mh, &info) && !info.mapped &&
+		EXPECT(!gdr_get_info(g, mh, &info) && !info.mapped &&
 		      info.mapping_type == GDR_MAPPING_TYPE_NONE, "info after type %#x", types[i]);
 	}
 	/* Mapped as WC, then the driver changes its story: get_info refuses, the rest works. */
 	fake.report_type = 0;
-	CHECK(!gdr_map(g, mh, &va, 65536), "map after the refusals");
-	CHECK(!gdr_copy_to_mapping(mh, va, &word, sizeof(word)) &&
+	EXPECT(!gdr_map(g, mh, &va, 65536), "map after the refusals");
+	EXPECT(!gdr_copy_to_mapping(mh, va, &word, sizeof(word)) &&
 	      !gdr_copy_from_mapping(mh, &back, va, sizeof(back)) && back == word, "copies");
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		fake.report_type = types[i];
 		memset(&info, 0x5a, sizeof(info));
-		CHECK(gdr_get_info(g, mh, &info) == EPROTO && info.va == 0x5a5a5a5a5a5a5a5aULL,
+		EXPECT(gdr_get_info(g, mh, &info) == EPROTO && info.va == 0x5a5a5a5a5a5a5a5aULL,
 		      "get_info reporting type %#x", types[i]);
 	}
 	fake.report_type = 0;
-	CHECK(!gdr_unmap(g, mh, va, 65536) && !fake_maps(), "unmap");
-	CHECK(!gdr_unpin_buffer(g, mh), "unpin");
-	CHECK(!gdr_close(g), "close");
-	return ok;
+	EXPECT(!gdr_unmap(g, mh, va, 65536) && !fake_maps(), "unmap");
+	EXPECT(!gdr_unpin_buffer(g, mh), "unpin");
+	EXPECT(!gdr_close(g), "close");
+	return TEST_PASS;
 }
 
-int main(void)
-{
-	const char *results_path = getenv("GDR_TEST_RESULTS");
+static const struct test_case cases[] = {
+	{ "open_refusals", case_open_refusals },
+	{ "driver_2_6", case_driver_2_6 },
+	{ "driver_2_4", case_driver_2_4 },
+	{ "driver_2_3", case_driver_2_3 },
+	{ "error_paths", case_error_paths },
+	{ "unknown_mapping_types", case_unknown_mapping_types },
+	{ NULL, NULL },
+};
 
-	if (results_path && *results_path)
-		results = fopen(results_path, "a");
+int main(int argc, char **argv)
+{
 	setenv("GDRCOPY_BACKEND", "gdrdrv", 1);
 	setenv("GDRCOPY_GDRDRV_PATH", "/dev/null", 1);
-
-	verdict("open_refusals", case_open_refusals());
-	verdict("driver_2_6", case_driver_2_6());
-	verdict("driver_2_4", case_driver_2_4());
-	verdict("driver_2_3", case_driver_2_3());
-	verdict("error_paths", case_error_paths());
-	verdict("unknown_mapping_types", case_unknown_mapping_types());
-	if (results)
-		fclose(results);
-	return failed;
+	return test_run(cases, argc, argv);
 }

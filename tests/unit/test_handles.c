@@ -6,12 +6,13 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "check.h"
 #include "fake_gpu.h"
 #include "gdrapi.h"
 #include "handle.h"
+#include "harness.h"
 
 #define LIVE 3000
 #define INDEX_MASK 0xfffffUL
@@ -27,23 +28,23 @@ static void test_generations_run_out(gdr_t g, uint8_t *gpu)
 	gdr_mh_t first, seen[ROUNDS];
 	gdr_info_t info;
 
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &first), 0);
-	CHECK_RET(gdr_unpin_buffer(g, first), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &first), 0);
+	EXPECT_ERR(gdr_unpin_buffer(g, first), 0);
 	/* 44 bits of generation; the slot has 3 left. */
 	gdr_handle_test_generation_floor = (1ULL << 44) - 4;
 	for (int i = 0; i < ROUNDS; i++) {
-		CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &seen[i]), 0);
-		CHECK_RET(gdr_unpin_buffer(g, seen[i]), 0);
-		CHECK(seen[i].h != first.h);
+		EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &seen[i]), 0);
+		EXPECT_ERR(gdr_unpin_buffer(g, seen[i]), 0);
+		EXPECT(seen[i].h != first.h);
 		for (int j = 0; j < i; j++)
-			CHECK(seen[i].h != seen[j].h);
+			EXPECT(seen[i].h != seen[j].h);
 	}
 	/* The slot gave its last value and went out of use: later pins got other slots. */
-	CHECK((seen[0].h & INDEX_MASK) == (first.h & INDEX_MASK));
-	CHECK((seen[ROUNDS - 1].h & INDEX_MASK) != (first.h & INDEX_MASK));
-	CHECK_RET(gdr_get_info(g, first, &info), EINVAL);
+	EXPECT((seen[0].h & INDEX_MASK) == (first.h & INDEX_MASK));
+	EXPECT((seen[ROUNDS - 1].h & INDEX_MASK) != (first.h & INDEX_MASK));
+	EXPECT_ERR(gdr_get_info(g, first, &info), EINVAL);
 	for (int i = 0; i < ROUNDS; i++)
-		CHECK_RET(gdr_get_info(g, seen[i], &info), EINVAL);
+		EXPECT_ERR(gdr_get_info(g, seen[i], &info), EINVAL);
 	gdr_handle_test_generation_floor = 0;
 }
 
@@ -64,24 +65,24 @@ int main(void)
 	}
 
 	/* A retired handle stays dead even when its slot is taken again. */
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &first), 0);
-	CHECK_RET(gdr_unpin_buffer(g, first), 0);
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &reused), 0);
-	CHECK(reused.h != first.h);
-	CHECK(reused.h != 0);
-	CHECK_RET(gdr_get_info(g, first, &info), EINVAL);
-	CHECK_RET(gdr_get_info(g, reused, &info), 0);
-	CHECK_RET(gdr_unpin_buffer(g, reused), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &first), 0);
+	EXPECT_ERR(gdr_unpin_buffer(g, first), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &reused), 0);
+	EXPECT(reused.h != first.h);
+	EXPECT(reused.h != 0);
+	EXPECT_ERR(gdr_get_info(g, first, &info), EINVAL);
+	EXPECT_ERR(gdr_get_info(g, reused, &info), 0);
+	EXPECT_ERR(gdr_unpin_buffer(g, reused), 0);
 
 	test_generations_run_out(g, gpu);
 
 	/* Many live handles: all distinct, all resolvable. */
 	for (int i = 0; i < LIVE; i++)
-		CHECK_RET(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &live[i]), 0);
+		EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &live[i]), 0);
 	for (int i = 1; i < LIVE; i++)
-		CHECK(live[i].h != live[i - 1].h);
+		EXPECT(live[i].h != live[i - 1].h);
 	for (int i = 0; i < LIVE; i++)
-		CHECK_RET(gdr_get_info(g, live[i], &info), 0);
+		EXPECT_ERR(gdr_get_info(g, live[i], &info), 0);
 
 	/* Random values resolve to nothing (and never crash). */
 	srand(12345);
@@ -93,17 +94,17 @@ int main(void)
 		for (int j = 0; j < 4 && !live_hit; j++)
 			live_hit = h.h == live[j].h;
 		if (!live_hit)
-			CHECK(gdr_get_info(g, h, &info) == EINVAL);
-		CHECK(gdr_copy_to_mapping(h, gpu, &info, 1) == EINVAL);
+			EXPECT(gdr_get_info(g, h, &info) == EINVAL);
+		EXPECT(gdr_copy_to_mapping(h, gpu, &info, 1) == EINVAL);
 	}
 	for (int i = 0; i < LIVE; i += 2)
-		CHECK_RET(gdr_unpin_buffer(g, live[i]), 0);
+		EXPECT_ERR(gdr_unpin_buffer(g, live[i]), 0);
 	for (int i = 0; i < LIVE; i += 2)
-		CHECK_RET(gdr_get_info(g, live[i], &info), EINVAL);
-	CHECK_RET(gdr_close(g), 0);
+		EXPECT_ERR(gdr_get_info(g, live[i], &info), EINVAL);
+	EXPECT_ERR(gdr_close(g), 0);
 	for (int i = 1; i < LIVE; i += 2)
-		CHECK(gdr_copy_to_mapping(live[i], gpu, &info, 1) == EINVAL);
-	CHECK(fake_backend_pins == 0);
+		EXPECT(gdr_copy_to_mapping(live[i], gpu, &info, 1) == EINVAL);
+	EXPECT(fake_backend_pins == 0);
 	fake_gpu_free(gpu);
-	return check_result("test_handles");
+	return test_status();
 }

@@ -11,14 +11,15 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
-#include "check.h"
 #include "fake_gpu.h"
 #include "gdrapi.h"
+#include "harness.h"
 
 #define WORKERS 4
 #define ATTACKERS 2
@@ -236,16 +237,16 @@ int main(void)
 		fprintf(stderr, "setup failed\n");
 		return TEST_FAIL;
 	}
-	CHECK_RET(gdr_pin_buffer(foreign_g, (unsigned long)gpu, BUF, 0, 0, &foreign_mh), 0);
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)(gpu + WORKERS * BUF), RACE_BUF, 0, 0,
+	EXPECT_ERR(gdr_pin_buffer(foreign_g, (unsigned long)gpu, BUF, 0, 0, &foreign_mh), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)(gpu + WORKERS * BUF), RACE_BUF, 0, 0,
 				 &race_mh), 0);
 	deadline = now() + (secs ? atof(secs) : 2.0);
 	for (long i = 0; i < WORKERS; i++)
-		CHECK(pthread_create(&t[n++], NULL, worker, (void *)i) == 0);
+		EXPECT(pthread_create(&t[n++], NULL, worker, (void *)i) == 0);
 	for (long i = 0; i < ATTACKERS; i++)
-		CHECK(pthread_create(&t[n++], NULL, attacker, (void *)(i + 1)) == 0);
-	CHECK(pthread_create(&t[n++], NULL, copier, NULL) == 0);
-	CHECK(pthread_create(&t[n++], NULL, racer, NULL) == 0);
+		EXPECT(pthread_create(&t[n++], NULL, attacker, (void *)(i + 1)) == 0);
+	EXPECT(pthread_create(&t[n++], NULL, copier, NULL) == 0);
+	EXPECT(pthread_create(&t[n++], NULL, racer, NULL) == 0);
 	while (now() < deadline)
 		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
 	atomic_store(&stop, 1);
@@ -254,14 +255,14 @@ int main(void)
 
 	printf("%lu racing rounds, %lu copies landed, %lu rounds with a copy in the racer's memory\n",
 	       atomic_load(&race_rounds), atomic_load(&race_hits), atomic_load(&race_corrupt));
-	CHECK(atomic_load(&wrong) == 0);
-	CHECK(atomic_load(&race_corrupt) == 0);
-	CHECK(atomic_load(&race_rounds) > 0);
-	CHECK(fake_backend_pins == 2);
-	CHECK_RET(gdr_unpin_buffer(g, race_mh), 0);
-	CHECK_RET(gdr_close(g), 0);
-	CHECK_RET(gdr_close(foreign_g), 0);
-	CHECK(fake_backend_pins == 0);
+	EXPECT(atomic_load(&wrong) == 0);
+	EXPECT(atomic_load(&race_corrupt) == 0);
+	EXPECT(atomic_load(&race_rounds) > 0);
+	EXPECT(fake_backend_pins == 2);
+	EXPECT_ERR(gdr_unpin_buffer(g, race_mh), 0);
+	EXPECT_ERR(gdr_close(g), 0);
+	EXPECT_ERR(gdr_close(foreign_g), 0);
+	EXPECT(fake_backend_pins == 0);
 	fake_gpu_free(gpu);
-	return check_result("test_hostile");
+	return test_status();
 }

@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
 #include "gdrapi.h"
+#include "harness.h"
 
 /* Run gdr_open in a child with the given environment; return its stderr and whether it was NULL. */
 static int open_in_child(const char *const env[], char *log, size_t len, int *got_null)
@@ -77,36 +77,36 @@ int main(void)
 	int null;
 
 	if (!access("/dev/gdrdrv", F_OK) || !access("/dev/nvidia0", F_OK))
-		SKIP("a GPU or /dev/gdrdrv is present: this test is for machines without one");
+		test_skip_program("a GPU or /dev/gdrdrv is present: this test is for machines without one");
 
-	CHECK_RET(open_in_child(none, log, sizeof(log), &null), 0);
-	CHECK(null);
-	CHECK(says_why(log, "gdrdrv"));
-	CHECK(says_why(log, "dmabuf"));
-	CHECK(says_why(log, "vulkan"));
-	CHECK(strstr(log, "ERR:  gdr_open: no backend") != NULL);
+	EXPECT_ERR(open_in_child(none, log, sizeof(log), &null), 0);
+	EXPECT(null);
+	EXPECT(says_why(log, "gdrdrv"));
+	EXPECT(says_why(log, "dmabuf"));
+	EXPECT(says_why(log, "vulkan"));
+	EXPECT(strstr(log, "ERR:  gdr_open: no backend") != NULL);
 	printf("default:\n%s", log);
 
-	CHECK_RET(open_in_child(forced_gdrdrv, log, sizeof(log), &null), 0);
-	CHECK(null);
-	CHECK(says_why(log, "gdrdrv"));
-	CHECK(!strstr(log, "backend vulkan") && !strstr(log, "backend dmabuf"));
+	EXPECT_ERR(open_in_child(forced_gdrdrv, log, sizeof(log), &null), 0);
+	EXPECT(null);
+	EXPECT(says_why(log, "gdrdrv"));
+	EXPECT(!strstr(log, "backend vulkan") && !strstr(log, "backend dmabuf"));
 
-	CHECK_RET(open_in_child(dmabuf_only, log, sizeof(log), &null), 0);
-	CHECK(null);
-	CHECK(says_why(log, "dmabuf"));
-	CHECK(!strstr(log, "backend gdrdrv") && !strstr(log, "backend vulkan"));
+	EXPECT_ERR(open_in_child(dmabuf_only, log, sizeof(log), &null), 0);
+	EXPECT(null);
+	EXPECT(says_why(log, "dmabuf"));
+	EXPECT(!strstr(log, "backend gdrdrv") && !strstr(log, "backend vulkan"));
 
-	CHECK_RET(open_in_child(forced_bogus, log, sizeof(log), &null), 0);
-	CHECK(null);
-	CHECK(strstr(log, "GDRCOPY_BACKEND=bogus: no such backend") != NULL);
+	EXPECT_ERR(open_in_child(forced_bogus, log, sizeof(log), &null), 0);
+	EXPECT(null);
+	EXPECT(strstr(log, "GDRCOPY_BACKEND=bogus: no such backend") != NULL);
 
 	/* Nothing aborts on a NULL gdr_t. */
-	CHECK_RET(gdr_close(NULL), EINVAL);
+	EXPECT_ERR(gdr_close(NULL), EINVAL);
 	{
 		int major, minor;
 
-		CHECK_RET(gdr_driver_get_version(NULL, &major, &minor), EINVAL);
+		EXPECT_ERR(gdr_driver_get_version(NULL, &major, &minor), EINVAL);
 	}
-	return check_result("test_no_backend");
+	return test_status();
 }

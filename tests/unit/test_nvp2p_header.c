@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "check.h"
+#include "harness.h"
 #include "nv-p2p.h"
 
 /* NVIDIA's prototypes, as its header declares them: a different one is a conflicting type. */
@@ -34,32 +34,32 @@ int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table);
 
 /* The typedef names and their struct's members, as NVIDIA's header spells them. */
 #define FIELD(type, member, off, width) do { \
-	CHECK(offsetof(type, member) == (off)); \
-	CHECK(sizeof(((type *)0)->member) == (width)); \
+	EXPECT(offsetof(type, member) == (off)); \
+	EXPECT(sizeof(((type *)0)->member) == (width)); \
 } while (0)
 
 static void check_values(void)
 {
-	CHECK(NVIDIA_P2P_MAJOR_VERSION_MASK == 0xffff0000);
-	CHECK(NVIDIA_P2P_MINOR_VERSION_MASK == 0x0000ffff);
-	CHECK(NVIDIA_P2P_MAJOR_VERSION(0x00030007) == 3);
-	CHECK(NVIDIA_P2P_MINOR_VERSION(0x00030007) == 7);
-	CHECK(NVIDIA_P2P_ARCHITECTURE_TESLA == 0);
-	CHECK(NVIDIA_P2P_ARCHITECTURE_FERMI == 1);
-	CHECK(NVIDIA_P2P_ARCHITECTURE_CURRENT == 1);
-	CHECK(NVIDIA_P2P_PARAMS_VERSION == 0x00010001);
-	CHECK(NVIDIA_P2P_PARAMS_ADDRESS_INDEX_GPU == 0);
-	CHECK(NVIDIA_P2P_PARAMS_ADDRESS_INDEX_THIRD_PARTY_DEVICE == 1);
-	CHECK(NVIDIA_P2P_PARAMS_ADDRESS_INDEX_MAX == 1);
-	CHECK(NVIDIA_P2P_GPU_UUID_LEN == 16);
-	CHECK(NVIDIA_P2P_PAGE_SIZE_4KB == 0);
-	CHECK(NVIDIA_P2P_PAGE_SIZE_64KB == 1);
-	CHECK(NVIDIA_P2P_PAGE_SIZE_128KB == 2);
-	CHECK(NVIDIA_P2P_PAGE_SIZE_COUNT == 3);
-	CHECK(NVIDIA_P2P_PAGE_TABLE_VERSION == 0x00020000);
-	CHECK(NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE == 0x1);
-	CHECK(NVIDIA_P2P_FLAGS_DEFAULT == 0);
-	CHECK(NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING == 1);
+	EXPECT(NVIDIA_P2P_MAJOR_VERSION_MASK == 0xffff0000);
+	EXPECT(NVIDIA_P2P_MINOR_VERSION_MASK == 0x0000ffff);
+	EXPECT(NVIDIA_P2P_MAJOR_VERSION(0x00030007) == 3);
+	EXPECT(NVIDIA_P2P_MINOR_VERSION(0x00030007) == 7);
+	EXPECT(NVIDIA_P2P_ARCHITECTURE_TESLA == 0);
+	EXPECT(NVIDIA_P2P_ARCHITECTURE_FERMI == 1);
+	EXPECT(NVIDIA_P2P_ARCHITECTURE_CURRENT == 1);
+	EXPECT(NVIDIA_P2P_PARAMS_VERSION == 0x00010001);
+	EXPECT(NVIDIA_P2P_PARAMS_ADDRESS_INDEX_GPU == 0);
+	EXPECT(NVIDIA_P2P_PARAMS_ADDRESS_INDEX_THIRD_PARTY_DEVICE == 1);
+	EXPECT(NVIDIA_P2P_PARAMS_ADDRESS_INDEX_MAX == 1);
+	EXPECT(NVIDIA_P2P_GPU_UUID_LEN == 16);
+	EXPECT(NVIDIA_P2P_PAGE_SIZE_4KB == 0);
+	EXPECT(NVIDIA_P2P_PAGE_SIZE_64KB == 1);
+	EXPECT(NVIDIA_P2P_PAGE_SIZE_128KB == 2);
+	EXPECT(NVIDIA_P2P_PAGE_SIZE_COUNT == 3);
+	EXPECT(NVIDIA_P2P_PAGE_TABLE_VERSION == 0x00020000);
+	EXPECT(NVIDIA_P2P_PAGE_TABLE_FLAGS_CPU_CACHEABLE == 0x1);
+	EXPECT(NVIDIA_P2P_FLAGS_DEFAULT == 0);
+	EXPECT(NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING == 1);
 }
 
 /*
@@ -75,12 +75,12 @@ static void check_compatibility(void)
 	nvidia_p2p_page_table_t r575 = { .version = 0x00010002 };
 	nvidia_p2p_page_table_t next_major = { .version = 0x00030000 };
 
-	CHECK(NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(&same) == 1);
-	CHECK(NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(&newer_minor) == 1);
-	CHECK(NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(&r575) == 0);
-	CHECK(NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(&next_major) == 0);
-	CHECK(NVIDIA_P2P_MAJOR_VERSION_MATCHES(&r575, 0x00010000) == 1);
-	CHECK(NVIDIA_P2P_VERSION_COMPATIBLE(&r575, 0x00010003) == 0);
+	EXPECT(NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(&same) == 1);
+	EXPECT(NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(&newer_minor) == 1);
+	EXPECT(NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(&r575) == 0);
+	EXPECT(NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE(&next_major) == 0);
+	EXPECT(NVIDIA_P2P_MAJOR_VERSION_MATCHES(&r575, 0x00010000) == 1);
+	EXPECT(NVIDIA_P2P_VERSION_COMPATIBLE(&r575, 0x00010003) == 0);
 }
 #pragma GCC diagnostic pop
 
@@ -96,15 +96,15 @@ static void check_layouts(void)
 	FIELD(nvidia_p2p_page_table_t, entries, 16, 4);
 	FIELD(nvidia_p2p_page_table_t, gpu_uuid, 24, 8);
 	FIELD(nvidia_p2p_page_table_t, flags, 32, 4);
-	CHECK(sizeof(nvidia_p2p_page_table_t) == 40);
+	EXPECT(sizeof(nvidia_p2p_page_table_t) == 40);
 
 	FIELD(nvidia_p2p_page_t, physical_address, 0, 8);
 	FIELD(nvidia_p2p_page_t, registers.fermi.wreqmb_h, 8, 4);
 	FIELD(nvidia_p2p_page_t, registers.fermi.rreqmb_h, 12, 4);
 	FIELD(nvidia_p2p_page_t, registers.fermi.rreqmb_0, 16, 4);
 	FIELD(nvidia_p2p_page_t, registers.fermi.reserved, 20, 12);
-	CHECK(sizeof(nvidia_p2p_page_t) == 32);
-	CHECK(sizeof(regs) == 24);
+	EXPECT(sizeof(nvidia_p2p_page_t) == 32);
+	EXPECT(sizeof(regs) == 24);
 
 	FIELD(nvidia_p2p_params_t, version, 0, 4);
 	FIELD(nvidia_p2p_params_t, architecture, 4, 4);
@@ -114,8 +114,8 @@ static void check_layouts(void)
 	FIELD(nvidia_p2p_params_t, addresses[0].fermi.rcomp_addr, 32, 8);
 	FIELD(nvidia_p2p_params_t, addresses[0].fermi.reserved, 40, 16);
 	FIELD(nvidia_p2p_params_t, addresses[1], 56, 48);
-	CHECK(sizeof(nvidia_p2p_params_t) == 104);
-	CHECK(sizeof(mailbox) == 48);
+	EXPECT(sizeof(nvidia_p2p_params_t) == 104);
+	EXPECT(sizeof(mailbox) == 48);
 }
 
 int main(void)
@@ -129,6 +129,6 @@ int main(void)
 	check_values();
 	check_compatibility();
 	check_layouts();
-	CHECK(as_struct->pages[0]->physical_address == 0x10000);
-	return check_result("kernel/nvidia/nv-p2p.h against NVIDIA's names, values and layouts");
+	EXPECT(as_struct->pages[0]->physical_address == 0x10000);
+	return test_status();
 }

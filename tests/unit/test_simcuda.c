@@ -13,8 +13,9 @@
 
 #include <cudaTypedefs.h>
 
+#include "cuda_vmm.h"
+#include "harness.h"
 #include "simcuda.h"
-#include "simtest.h"
 
 #define MiB (1UL << 20)
 
@@ -25,29 +26,29 @@ static int case_versions(void)
 	void *pfn;
 	int v = 0;
 
-	CHECK_CU(cuDriverGetVersion(&v));
+	CHECK_EQ(cuDriverGetVersion(&v), CUDA_SUCCESS);
 	CHECK_EQ(v, 13000);
-	CHECK_CU(cuGetProcAddress("cuMemAlloc", &pfn, 12000, 0, &status));
+	CHECK_EQ(cuGetProcAddress("cuMemAlloc", &pfn, 12000, 0, &status), CUDA_SUCCESS);
 	CHECK_EQ(status, CU_GET_PROC_ADDRESS_SUCCESS);
 	alloc = (PFN_cuMemAlloc_v3020)pfn;
 	CHECK(alloc == cuMemAlloc);
-	CHECK_CU(cuGetProcAddress("cuMemAlloc", &pfn, 3000, 0, &status));
+	CHECK_EQ(cuGetProcAddress("cuMemAlloc", &pfn, 3000, 0, &status), CUDA_SUCCESS);
 	CHECK(pfn == NULL);
 	CHECK_EQ(status, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
-	CHECK_CU(cuGetProcAddress("cuNoSuchThing", &pfn, 12000, 0, &status));
+	CHECK_EQ(cuGetProcAddress("cuNoSuchThing", &pfn, 12000, 0, &status), CUDA_SUCCESS);
 	CHECK(pfn == NULL);
 	CHECK_EQ(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
 	/* Newer than the driver: an error, as documented. */
 	CHECK_EQ(cuGetProcAddress("cuMemAlloc", &pfn, 13010, 0, &status), CUDA_ERROR_INVALID_VALUE);
 	/* cuCtxSynchronize changed its signature in 13.0. */
-	CHECK_CU(cuGetProcAddress("cuCtxSynchronize", &pfn, 12080, 0, &status));
+	CHECK_EQ(cuGetProcAddress("cuCtxSynchronize", &pfn, 12080, 0, &status), CUDA_SUCCESS);
 	CHECK(pfn == (void *)cuCtxSynchronize);
-	CHECK_CU(cuGetProcAddress("cuCtxSynchronize", &pfn, 13000, 0, &status));
+	CHECK_EQ(cuGetProcAddress("cuCtxSynchronize", &pfn, 13000, 0, &status), CUDA_SUCCESS);
 	CHECK(pfn == (void *)cuCtxSynchronize_v2);
 	/* So did cuCtxGetDevice. */
-	CHECK_CU(cuGetProcAddress("cuCtxGetDevice", &pfn, 12080, 0, &status));
+	CHECK_EQ(cuGetProcAddress("cuCtxGetDevice", &pfn, 12080, 0, &status), CUDA_SUCCESS);
 	CHECK(pfn == (void *)cuCtxGetDevice);
-	CHECK_CU(cuGetProcAddress("cuCtxGetDevice", &pfn, 13000, 0, &status));
+	CHECK_EQ(cuGetProcAddress("cuCtxGetDevice", &pfn, 13000, 0, &status), CUDA_SUCCESS);
 	CHECK(pfn == (void *)cuCtxGetDevice_v2);
 	return 0;
 }
@@ -59,20 +60,20 @@ static int case_devices(void)
 	int count = 0, cc = 0;
 	size_t total = 0;
 
-	CHECK_CU(cuDeviceGetCount(&count));
+	CHECK_EQ(cuDeviceGetCount(&count), CUDA_SUCCESS);
 	CHECK_EQ(count, 1);
 	CHECK_EQ(cuDeviceGetName(name, sizeof(name), 1), CUDA_ERROR_INVALID_DEVICE);
-	CHECK_CU(cuDeviceGetName(name, sizeof(name), 0));
+	CHECK_EQ(cuDeviceGetName(name, sizeof(name), 0), CUDA_SUCCESS);
 	CHECK(strstr(name, "H200") != NULL);
-	CHECK_CU(cuDeviceGetPCIBusId(bus, sizeof(bus), 0));
+	CHECK_EQ(cuDeviceGetPCIBusId(bus, sizeof(bus), 0), CUDA_SUCCESS);
 	CHECK(!strcmp(bus, "0000:06:00.0"));
-	CHECK_CU(cuDeviceGetAttribute(&cc, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
+	CHECK_EQ(cuDeviceGetAttribute(&cc, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0), CUDA_SUCCESS);
 	CHECK_EQ(cc, 9);
-	CHECK_CU(cuDeviceGetAttribute(&cc, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0));
+	CHECK_EQ(cuDeviceGetAttribute(&cc, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0), CUDA_SUCCESS);
 	CHECK_EQ(cc, 0);
-	CHECK_CU(cuDeviceTotalMem(&total, 0));
+	CHECK_EQ(cuDeviceTotalMem(&total, 0), CUDA_SUCCESS);
 	CHECK(total > 0);
-	CHECK_CU(cuDeviceGetUuid(&uuid, 0));
+	CHECK_EQ(cuDeviceGetUuid(&uuid, 0), CUDA_SUCCESS);
 	return 0;
 }
 
@@ -84,28 +85,28 @@ static int case_contexts(void)
 	CUdevice dev;
 
 	simcuda_get_counters(&c0);
-	CHECK_CU(cuCtxSetCurrent(NULL));
+	CHECK_EQ(cuCtxSetCurrent(NULL), CUDA_SUCCESS);
 	CHECK_EQ(cuMemAlloc(&p, 100), CUDA_ERROR_INVALID_CONTEXT);
 	CHECK_EQ(cuCtxSynchronize(), CUDA_ERROR_INVALID_CONTEXT);
 	CHECK_EQ(cuCtxGetDevice(&dev), CUDA_ERROR_INVALID_CONTEXT);
 	CHECK_EQ(cuCtxGetDevice_v2(&dev, NULL), CUDA_ERROR_INVALID_CONTEXT);
-	CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, 0));
+	CHECK_EQ(cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
 	/* An explicit context needs not be current. */
 	dev = -1;
-	CHECK_CU(cuCtxGetDevice_v2(&dev, ctx));
+	CHECK_EQ(cuCtxGetDevice_v2(&dev, ctx), CUDA_SUCCESS);
 	CHECK_EQ(dev, 0);
 	CHECK_EQ(cuCtxGetDevice_v2(&dev, (CUcontext)&dev), CUDA_ERROR_INVALID_CONTEXT);
-	CHECK_CU(cuCtxSetCurrent(ctx));
-	CHECK_CU(cuCtxGetCurrent(&cur));
+	CHECK_EQ(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+	CHECK_EQ(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
 	CHECK(cur == ctx);
 	dev = -1;
-	CHECK_CU(cuCtxGetDevice(&dev));
+	CHECK_EQ(cuCtxGetDevice(&dev), CUDA_SUCCESS);
 	CHECK_EQ(dev, 0);
 	CHECK_EQ(cuCtxGetDevice(NULL), CUDA_ERROR_INVALID_VALUE);
-	CHECK_CU(cuCtxSynchronize());
+	CHECK_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
 	simcuda_get_counters(&c1);
 	CHECK_EQ(c1.primary_ctx_refs, c0.primary_ctx_refs + 1);
-	CHECK_CU(cuDevicePrimaryCtxRelease(0));
+	CHECK_EQ(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 	return 0;
 }
 
@@ -121,29 +122,29 @@ static int case_plain_alloc(void)
 	char buf[8];
 
 	simcuda_get_counters(&c0);
-	CHECK_CU(cuMemAlloc(&p, 1000));
-	CHECK_CU(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p + 10));
+	CHECK_EQ(cuMemAlloc(&p, 1000), CUDA_SUCCESS);
+	CHECK_EQ(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p + 10), CUDA_SUCCESS);
 	CHECK_EQ(type, CU_MEMORYTYPE_DEVICE);
-	CHECK_CU(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p));
+	CHECK_EQ(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p), CUDA_SUCCESS);
 	CHECK_EQ(ordinal, 0);
-	CHECK_CU(cuPointerGetAttribute(&types, CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, p));
+	CHECK_EQ(cuPointerGetAttribute(&types, CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, p), CUDA_SUCCESS);
 	CHECK_EQ(types, 0);
-	CHECK_CU(cuMemGetAddressRange(&base, &size, p + 999));
+	CHECK_EQ(cuMemGetAddressRange(&base, &size, p + 999), CUDA_SUCCESS);
 	CHECK_EQ(base, p);
 	CHECK_EQ(size, 1000);
 	/* Not a VMM allocation: no handle to retain. */
 	CHECK_EQ(cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)p), CUDA_ERROR_INVALID_VALUE);
 	/* The device pointer is the host address of the data. */
-	CHECK_CU(cuMemcpyHtoD(p + 3, "abcdefg", 8));
+	CHECK_EQ(cuMemcpyHtoD(p + 3, "abcdefg", 8), CUDA_SUCCESS);
 	CHECK(!memcmp((const char *)(uintptr_t)p + 3, "abcdefg", 8));
-	CHECK_CU(cuMemsetD8(p, 'x', 3));
-	CHECK_CU(cuMemcpyDtoH(buf, p, 4));
+	CHECK_EQ(cuMemsetD8(p, 'x', 3), CUDA_SUCCESS);
+	CHECK_EQ(cuMemcpyDtoH(buf, p, 4), CUDA_SUCCESS);
 	CHECK(!memcmp(buf, "xxxa", 4));
 	CHECK_EQ(cuMemcpyDtoH(buf, p + 996, 8), CUDA_ERROR_INVALID_VALUE);
 	CHECK_EQ(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)buf),
 		 CUDA_ERROR_INVALID_VALUE);
 	CHECK_EQ(cuMemFree(p + 1), CUDA_ERROR_INVALID_VALUE);
-	CHECK_CU(cuMemFree(p));
+	CHECK_EQ(cuMemFree(p), CUDA_SUCCESS);
 	CHECK_EQ(cuMemFree(p), CUDA_ERROR_INVALID_VALUE);
 	simcuda_get_counters(&c1);
 	CHECK_EQ(c1.allocations, c0.allocations);
@@ -176,7 +177,7 @@ static int case_free_without_context(void)
 	pthread_t t;
 
 	simcuda_get_counters(&c0);
-	CHECK_CU(cuMemAlloc(&p, 4096));
+	CHECK_EQ(cuMemAlloc(&p, 4096), CUDA_SUCCESS);
 	CHECK_EQ(pthread_create(&t, NULL, free_elsewhere, &p), 0);
 	CHECK_EQ(pthread_join(t, (void **)&why), 0);
 	if (why) {
@@ -200,21 +201,21 @@ static int case_pointer_attributes(void)
 	void *host;
 	char local;
 
-	CHECK_CU(cuMemAllocManaged(&m, 4096, CU_MEM_ATTACH_GLOBAL));
-	CHECK_CU(cuPointerGetAttributes(3, attrs, data, m));
+	CHECK_EQ(cuMemAllocManaged(&m, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+	CHECK_EQ(cuPointerGetAttributes(3, attrs, data, m), CUDA_SUCCESS);
 	CHECK_EQ(type, CU_MEMORYTYPE_DEVICE);
 	CHECK_EQ(managed, 1);
 	CHECK_EQ(ordinal, 0);
 	/* Unknown pointers: success, zeros. */
-	CHECK_CU(cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)&local));
+	CHECK_EQ(cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)&local), CUDA_SUCCESS);
 	CHECK_EQ(type, 0);
 	CHECK_EQ(managed, 0);
-	CHECK_CU(cuMemAllocHost(&host, 100));
-	CHECK_CU(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-				       (CUdeviceptr)host));
+	CHECK_EQ(cuMemAllocHost(&host, 100), CUDA_SUCCESS);
+	CHECK_EQ(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+				       (CUdeviceptr)host), CUDA_SUCCESS);
 	CHECK_EQ(type, CU_MEMORYTYPE_HOST);
-	CHECK_CU(cuMemFreeHost(host));
-	CHECK_CU(cuMemFree(m));
+	CHECK_EQ(cuMemFreeHost(host), CUDA_SUCCESS);
+	CHECK_EQ(cuMemFree(m), CUDA_SUCCESS);
 	return 0;
 }
 
@@ -237,41 +238,41 @@ static int case_vmm(void)
 	int fd = -1;
 
 	simcuda_get_counters(&c0);
-	CHECK_CU(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CHECK_EQ(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), CUDA_SUCCESS);
 	CHECK_EQ(gran, 2 * MiB);
 	CHECK_EQ(cuMemCreate(&h, MiB, &prop, 0), CUDA_ERROR_INVALID_VALUE);
-	CHECK_CU(cuMemCreate(&h, 2 * gran, &prop, 0));
-	CHECK_CU(cuMemAddressReserve(&va, 4 * gran, 0, 0, 0));
+	CHECK_EQ(cuMemCreate(&h, 2 * gran, &prop, 0), CUDA_SUCCESS);
+	CHECK_EQ(cuMemAddressReserve(&va, 4 * gran, 0, 0, 0), CUDA_SUCCESS);
 	CHECK_EQ(va % gran, 0);
-	CHECK_CU(cuMemMap(va + gran, 2 * gran, 0, h, 0));
+	CHECK_EQ(cuMemMap(va + gran, 2 * gran, 0, h, 0), CUDA_SUCCESS);
 	CHECK_EQ(cuMemMap(va + 2 * gran, 2 * gran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);
 	/* Mapped but not yet accessible: copies fail until cuMemSetAccess. */
 	CHECK_EQ(cuMemsetD8(va + gran, 1, 16), CUDA_ERROR_INVALID_VALUE);
-	CHECK_CU(cuMemSetAccess(va + gran, 2 * gran, &access, 1));
-	CHECK_CU(cuMemsetD32(va + gran, 0x01020304, 4));
+	CHECK_EQ(cuMemSetAccess(va + gran, 2 * gran, &access, 1), CUDA_SUCCESS);
+	CHECK_EQ(cuMemsetD32(va + gran, 0x01020304, 4), CUDA_SUCCESS);
 	CHECK_EQ(*(volatile uint32_t *)(uintptr_t)(va + gran + 12), 0x01020304);
-	CHECK_CU(cuMemGetAddressRange(&base, &size, va + gran + 12345));
+	CHECK_EQ(cuMemGetAddressRange(&base, &size, va + gran + 12345), CUDA_SUCCESS);
 	CHECK_EQ(base, va + gran);
 	CHECK_EQ(size, 2 * gran);
 	CHECK_EQ(cuMemGetAddressRange(&base, &size, va + 12), CUDA_ERROR_NOT_FOUND);
-	CHECK_CU(cuPointerGetAttribute(&types, CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, va + gran));
+	CHECK_EQ(cuPointerGetAttribute(&types, CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, va + gran), CUDA_SUCCESS);
 	CHECK_EQ(types, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-	CHECK_CU(cuMemRetainAllocationHandle(&h2, (void *)(uintptr_t)(va + gran + 100)));
+	CHECK_EQ(cuMemRetainAllocationHandle(&h2, (void *)(uintptr_t)(va + gran + 100)), CUDA_SUCCESS);
 	CHECK_EQ(h2, h);
-	CHECK_CU(cuMemGetAllocationPropertiesFromHandle(&got, h2));
+	CHECK_EQ(cuMemGetAllocationPropertiesFromHandle(&got, h2), CUDA_SUCCESS);
 	CHECK_EQ(got.requestedHandleTypes, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-	CHECK_CU(cuMemExportToShareableHandle(&fd, h2, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+	CHECK_EQ(cuMemExportToShareableHandle(&fd, h2, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), CUDA_SUCCESS);
 	CHECK(fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= 2 * gran);
 	close(fd);
 	/* Freed by the application, kept by the retained handle. */
-	CHECK_CU(cuMemUnmap(va + gran, 2 * gran));
+	CHECK_EQ(cuMemUnmap(va + gran, 2 * gran), CUDA_SUCCESS);
 	CHECK_EQ(cuMemUnmap(va + gran, 2 * gran), CUDA_ERROR_INVALID_VALUE);
-	CHECK_CU(cuMemRelease(h));
-	CHECK_CU(cuMemAddressFree(va, 4 * gran));
+	CHECK_EQ(cuMemRelease(h), CUDA_SUCCESS);
+	CHECK_EQ(cuMemAddressFree(va, 4 * gran), CUDA_SUCCESS);
 	simcuda_get_counters(&c1);
 	CHECK_EQ(c1.allocations, c0.allocations + 1);
 	CHECK_EQ(c1.handle_refs, c0.handle_refs + 1);
-	CHECK_CU(cuMemRelease(h2));
+	CHECK_EQ(cuMemRelease(h2), CUDA_SUCCESS);
 	CHECK_EQ(cuMemRelease(h2), CUDA_ERROR_INVALID_VALUE);
 	simcuda_get_counters(&c1);
 	CHECK_EQ(c1.allocations, c0.allocations);
@@ -283,20 +284,20 @@ static int case_vmm(void)
 
 static int case_vmm_no_fd(void)
 {
-	struct simtest_vmm m;
+	struct test_vmm m;
 	CUmemGenericAllocationHandle h;
 	int fd = -1;
 
-	CHECK_CU(simtest_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_NONE));
-	CHECK_CU(cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)m.ptr));
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_NONE), CUDA_SUCCESS);
+	CHECK_EQ(cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)m.ptr), CUDA_SUCCESS);
 	CHECK_EQ(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
 		 CUDA_ERROR_INVALID_VALUE);
-	CHECK_CU(cuMemRelease(h));
-	simtest_vmm_free(&m);
+	CHECK_EQ(cuMemRelease(h), CUDA_SUCCESS);
+	test_vmm_free(&m);
 	return 0;
 }
 
-static const struct simtest_case cases[] = {
+static const struct test_case cases[] = {
 	{ "versions", case_versions },
 	{ "devices", case_devices },
 	{ "contexts", case_contexts },
@@ -311,11 +312,11 @@ static const struct simtest_case cases[] = {
 int main(int argc, char **argv)
 {
 	/* Without lavapipe the simulator still works, on plain memfds. */
-	if (!simtest_lavapipe_missing())
-		simtest_use_lavapipe();
-	if (simtest_cuda_init()) {
+	if (!test_lavapipe_missing())
+		test_use_lavapipe();
+	if (test_cuda_init()) {
 		printf("simulated CUDA driver failed to start\n");
 		return 1;
 	}
-	return simtest_run(cases, argc, argv);
+	return test_run(cases, argc, argv);
 }

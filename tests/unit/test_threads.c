@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "fake_gpu.h"
 #include "gdrapi.h"
+#include "harness.h"
 
 #define THREADS 8
 #define ROUNDS 300
@@ -90,25 +92,25 @@ int main(void)
 		fprintf(stderr, "setup failed\n");
 		return TEST_FAIL;
 	}
-	CHECK_RET(gdr_pin_buffer(g, (unsigned long)(gpu + THREADS * BUF), BUF, 0, 0, &shared_mh), 0);
-	CHECK_RET(gdr_map(g, shared_mh, &va, BUF), 0);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)(gpu + THREADS * BUF), BUF, 0, 0, &shared_mh), 0);
+	EXPECT_ERR(gdr_map(g, shared_mh, &va, BUF), 0);
 	shared_map = va;
 	for (long i = 0; i < THREADS; i++)
-		CHECK(pthread_create(&t[i], NULL, worker, (void *)i) == 0);
+		EXPECT(pthread_create(&t[i], NULL, worker, (void *)i) == 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	CHECK(errors == 0);
+	EXPECT(errors == 0);
 	for (int i = 0; i < THREADS; i++) {
 		int last;
 
 		memcpy(&last, gpu + THREADS * BUF + i * 8, sizeof(last));
-		CHECK(last == ROUNDS - 1);
+		EXPECT(last == ROUNDS - 1);
 	}
-	CHECK_RET(gdr_get_info(g, shared_mh, &info), 0);
-	CHECK(info.mapped);
-	CHECK(fake_backend_pins == 1);
-	CHECK_RET(gdr_close(g), 0);
-	CHECK(fake_backend_pins == 0);
+	EXPECT_ERR(gdr_get_info(g, shared_mh, &info), 0);
+	EXPECT(info.mapped);
+	EXPECT(fake_backend_pins == 1);
+	EXPECT_ERR(gdr_close(g), 0);
+	EXPECT(fake_backend_pins == 0);
 	fake_gpu_free(gpu);
-	return check_result("test_threads");
+	return test_status();
 }

@@ -22,7 +22,7 @@
 
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
-#include "simtest.h"
+#include "harness.h"
 #include "testcuda_entry_points.h"
 
 static char sim_dir[PATH_MAX];
@@ -273,14 +273,14 @@ static int child_import_refused(void)
 		printf("first pin = %d, want ENOTSUP\n", ret);
 		return 1;
 	}
-	fds = simtest_fd_count();
+	fds = test_fd_count();
 	ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
 	if (ret != ENOTSUP) {
 		printf("pin = %d, want ENOTSUP\n", ret);
 		return 1;
 	}
-	if (simtest_fd_count() != fds) {
-		printf("fds %d -> %d\n", fds, simtest_fd_count());
+	if (test_fd_count() != fds) {
+		printf("fds %d -> %d\n", fds, test_fd_count());
 		return 1;
 	}
 	/* The number the failed import used is free again, and nothing closed it twice. */
@@ -352,6 +352,8 @@ static int spawn(const char *name, bool with_sim, const char *const *env)
 			}
 		}
 		execv("/proc/self/exe", argv);
+		/* "Exec format error" under qemu-user: tests/cross tells that apart. */
+		fprintf(stderr, "exec of /proc/self/exe failed: %s\n", strerror(errno));
 		_exit(127);
 	}
 	close(pipefd[1]);
@@ -369,9 +371,9 @@ static int expect(const char *child, bool with_sim, const char *const *env, cons
 	int rc = spawn(child, with_sim, env);
 
 	if (rc != 0)
-		return simtest_why("child %s exited %d: %s", child, rc, child_out);
+		return test_fail("child %s exited %d: %s", child, rc, child_out);
 	if (log && !strstr(child_out, log))
-		return simtest_why("child %s: no \"%s\" in: %s", child, log, child_out);
+		return test_fail("child %s: no \"%s\" in: %s", child, log, child_out);
 	return 0;
 }
 
@@ -383,8 +385,7 @@ static int case_no_libcuda(void)
 		real = dlopen("libcuda.so.1", RTLD_NOW);
 	if (real) {
 		dlclose(real);
-		simtest_why("a libcuda.so.1 is installed on this machine");
-		return 77;
+		return test_skip("a libcuda.so.1 is installed on this machine");
 	}
 	return expect("open_fails", false, NULL,
 		      "libcuda.so.1 not found: install the NVIDIA driver");
@@ -395,14 +396,13 @@ static int case_default_picks_vulkan(void)
 	static const char *const env[] = { "GDRCOPY_BACKEND", "GDRCOPY_LOG_LEVEL=2", NULL };
 
 	if (access("/dev/gdrdrv", F_OK) == 0) {
-		simtest_why("/dev/gdrdrv exists: gdrdrv would be chosen first");
-		return 77;
+		return test_skip("/dev/gdrdrv exists: gdrdrv would be chosen first");
 	}
 	if (expect("open_vulkan", true, env, "backend vulkan: in use"))
 		return 1;
 	if (!strstr(child_out, "backend gdrdrv: not used") ||
 	    !strstr(child_out, "backend dmabuf: not used"))
-		return simtest_why("the log does not say why gdrdrv and dmabuf were passed over: %s",
+		return test_fail("the log does not say why gdrdrv and dmabuf were passed over: %s",
 				   child_out);
 	return 0;
 }
@@ -495,7 +495,7 @@ static int expect_creations(const char *child, int instances, int devices)
 	if (expect(child, true, debug_log, NULL))
 		return 1;
 	if (count_lines(instance_line) != instances || count_lines(device_line) != devices)
-		return simtest_why("child %s: %d VkInstance and %d VkDevice creations, expected %d "
+		return test_fail("child %s: %d VkInstance and %d VkDevice creations, expected %d "
 				   "and %d: %s", child, count_lines(instance_line),
 				   count_lines(device_line), instances, devices, child_out);
 	return 0;
@@ -530,7 +530,7 @@ static int case_import_refused(void)
 	return 0;
 }
 
-static const struct simtest_case cases[] = {
+static const struct test_case cases[] = {
 	{ "no_libcuda", case_no_libcuda },
 	{ "default_picks_vulkan", case_default_picks_vulkan },
 	{ "old_driver", case_old_driver },
@@ -560,10 +560,10 @@ int main(int argc, char **argv)
 				return children[i].run();
 		return 2;
 	}
-	missing = simtest_lavapipe_missing();
+	missing = test_lavapipe_missing();
 	if (missing) {
 		printf("%s\n", missing);
-		return 77;
+		return TEST_SKIP;
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0) {
@@ -572,6 +572,6 @@ int main(int argc, char **argv)
 	}
 	exe[n] = '\0';
 	snprintf(sim_dir, sizeof(sim_dir), "%s/../../sim/cuda", dirname(exe));
-	simtest_use_lavapipe();
-	return simtest_run(cases, argc, argv);
+	test_use_lavapipe();
+	return test_run(cases, argc, argv);
 }

@@ -23,28 +23,31 @@ UNIT_INTERNAL := test_api test_threads test_handles test_copy_announce
 # Stress and cycle checks on the same library (a few seconds each): not repeated under valgrind.
 UNIT_STRESS := test_hostile test_cycles
 # Programs on the shipped shared library, as clients use it.
-UNIT_SHARED := test_abi test_exports test_clients test_no_backend test_header_cxx
+UNIT_SHARED := test_abi test_exports test_clients test_no_backend test_header_cxx \
+	test_error_reasons
 
 $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS)): $(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o \
-		$(UNIT_TEST_LIB)
+		$(HARNESS_OBJS) $(UNIT_TEST_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl
 
-$(UNIT_DIR)/test_abi $(UNIT_DIR)/test_no_backend: $(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o $(LIB_SHARED)
+$(UNIT_DIR)/test_abi $(UNIT_DIR)/test_no_backend $(UNIT_DIR)/test_error_reasons: \
+		$(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o $(HARNESS_OBJS) $(LIB_SHARED)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(LIB_DIR) -lgdrapi -Wl,-rpath,$(abspath $(LIB_DIR))
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
+		-Wl,-rpath,$(abspath $(LIB_DIR))
 
 # dlopen by bare name finds the build's library through the program's RUNPATH.
-$(UNIT_DIR)/test_clients: $(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o $(LIB_SHARED)
+$(UNIT_DIR)/test_clients: $(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o $(HARNESS_OBJS) $(LIB_SHARED)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -ldl -Wl,--enable-new-dtags,-rpath,$(abspath $(LIB_DIR))
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -ldl \
+		-Wl,--enable-new-dtags,-rpath,$(abspath $(LIB_DIR))
 
 $(UNIT_DIR)/test_exports: tests/unit/test_exports.sh $(LIB_SHARED) $(LIB_STATIC)
 	@mkdir -p $(dir $@)
 	$(Q)sed 's|@LIB_DIR@|$(abspath $(LIB_DIR))|' $< >$@ && chmod +x $@
 
 # The headers as C++ and as strict C: a compile test; the program only reports it ran.
-CXX ?= g++
 $(UNIT_DIR)/test_header_cxx: tests/unit/test_header_cxx.cc include/gdrapi.h include/gdrapi_ext.h \
 		$(LIB_SHARED)
 	@mkdir -p $(dir $@)
@@ -59,7 +62,7 @@ $(UNIT_DIR)/test_header_cxx: tests/unit/test_header_cxx.cc include/gdrapi.h incl
 UNIT_PROGRAMS := $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS) $(UNIT_SHARED))
 test-build: $(UNIT_PROGRAMS)
 check-build-sanitize: $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS))
-CHECK_TESTS += $(UNIT_PROGRAMS)
+TEST_TESTS += $(UNIT_PROGRAMS)
 SANITIZE_TESTS += $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS))
 # The exported-symbol test reads the library with nm (binutils).
 CHECK_DEBS += binutils
@@ -70,5 +73,5 @@ $(UNIT_DIR)/valgrind/%: $(UNIT_DIR)/% tests/unit/valgrind.sh
 	@mkdir -p $(dir $@)
 	$(Q)sed 's|@PROGRAM@|$(abspath $<)|' tests/unit/valgrind.sh >$@ && chmod +x $@
 test-build: $(VALGRIND_TESTS)
-CHECK_TESTS += $(VALGRIND_TESTS)
+TEST_TESTS += $(VALGRIND_TESTS)
 CHECK_DEBS += valgrind

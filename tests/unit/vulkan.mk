@@ -5,36 +5,34 @@
 CHECK_DEBS += mesa-vulkan-drivers libvulkan1
 CHECK_DEBS += libvulkan-dev
 
-SIMTEST_OBJ := $(OBJ)/tests/unit/simtest.o
-SIMTEST_CUDA_OBJ := $(OBJ)/tests/unit/simtest_cuda.o
 VK_TESTS := $(BUILD)/tests/unit/test_simcuda $(BUILD)/tests/unit/test_vulkan
 VK_SETUP_TEST := $(BUILD)/tests/unit/test_vulkan_setup
+VK_CASES_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(sort $(wildcard tests/unit/vulkan_cases_*.c)))
 
-$(SIMTEST_OBJ) $(SIMTEST_CUDA_OBJ) $(OBJ)/tests/unit/test_simcuda.o \
-$(OBJ)/tests/unit/test_vulkan.o $(OBJ)/tests/unit/test_vulkan_setup.o: \
-	ALL_CFLAGS += -Itests/sim/cuda -Itests/unit
+$(OBJ)/tests/unit/test_simcuda.o $(OBJ)/tests/unit/test_vulkan.o $(VK_CASES_OBJS) \
+$(OBJ)/tests/unit/test_vulkan_setup.o: ALL_CFLAGS += -Itests/sim/cuda
 
 # Linked with the simulator; the library comes from $(LIB_DIR) through the rpath.
-$(VK_TESTS): $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(SIMTEST_OBJ) $(SIMTEST_CUDA_OBJ) \
-		$(OBJ)/tests/unit/fork_check.o $(SIM_CUDA_LIB) $(LIB_SHARED)
+$(BUILD)/tests/unit/test_vulkan: $(VK_CASES_OBJS)
+$(VK_TESTS): $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(HARNESS_OBJS) $(CUDA_VMM_OBJ) \
+		$(FORK_CHECK_OBJ) $(SIM_CUDA_LIB) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/unit/$*.o $(SIMTEST_OBJ) $(SIMTEST_CUDA_OBJ) \
-		$(OBJ)/tests/unit/fork_check.o \
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) \
 		-L$(SIM_CUDA_DIR) -L$(LIB_DIR) -Wl,-rpath,'$$ORIGIN/../../sim/cuda' \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -lcuda -ldl
 
 # Not linked with libcuda: it runs itself with the environment each case needs.
-$(VK_SETUP_TEST): $(OBJ)/tests/unit/test_vulkan_setup.o $(SIMTEST_OBJ) $(LIB_SHARED) \
+$(VK_SETUP_TEST): $(OBJ)/tests/unit/test_vulkan_setup.o $(HARNESS_OBJS) $(LIB_SHARED) \
 		$(SIM_CUDA_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/unit/test_vulkan_setup.o $(SIMTEST_OBJ) -L$(LIB_DIR) \
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -ldl
 
 test-build: $(VK_TESTS) $(VK_SETUP_TEST)
 check-build-sanitize: $(VK_TESTS) $(VK_SETUP_TEST)
-CHECK_TESTS += $(VK_TESTS) $(VK_SETUP_TEST)
+TEST_TESTS += $(VK_TESTS) $(VK_SETUP_TEST)
 # lavapipe runs clean under ASan + UBSan (leak checking included), so these run there too.
 SANITIZE_TESTS += $(VK_TESTS) $(VK_SETUP_TEST)
 
@@ -46,7 +44,8 @@ VK_KHRONOS_HEADERS := $(shell printf '\043include <vulkan/vulkan.h>\n' | \
 $(OBJ)/tests/unit/test_vulkan_api.o $(OBJ)/tests/unit/vulkan_api_khronos.o: \
 	ALL_CFLAGS += -Isrc/backends
 ifeq ($(VK_KHRONOS_HEADERS),1)
-$(VK_API_TEST): $(OBJ)/tests/unit/test_vulkan_api.o $(OBJ)/tests/unit/vulkan_api_khronos.o
+$(VK_API_TEST): $(OBJ)/tests/unit/test_vulkan_api.o $(OBJ)/tests/unit/vulkan_api_khronos.o \
+		$(HARNESS_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
@@ -57,4 +56,4 @@ $(VK_API_TEST):
 	'src/backends/vulkan_api.h with: install libvulkan-dev"\nexit 77\n' >$@ && chmod +x $@
 endif
 test-build: $(VK_API_TEST)
-CHECK_TESTS += $(VK_API_TEST)
+TEST_TESTS += $(VK_API_TEST)

@@ -178,7 +178,8 @@ check_after() {
 
 verdict() { # name rc output-file [nocounts]
 	check_after "$4"
-	last=$(grep -v '^[[:space:]]*$' "$3" | tail -n 1 | sed -e 's/^FAIL: //' -e 's/^SKIP: //' |
+	last=$(grep -v '^[[:space:]]*$' "$3" | tail -n 1 | sed -e 's/^FAIL: //' -e 's/^SKIP: //' \
+		-e 's/^fail [^ ]* //' -e 's/^skip [^ ]* //' |
 		cut -c1-300)
 	if [ -n "$why" ]; then
 		say "fail $1 $why"

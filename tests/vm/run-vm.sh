@@ -8,7 +8,7 @@
 #   run-vm.sh --kernel VMLINUZ --initramfs CPIO --dir DIR [--flavor open|proprietary]
 #   run-vm.sh --skip REASON | --skip-from FILE
 # --flavor: which NVIDIA driver flavor the guest's modules play (default open). --skip-from: the
-# first line of FILE, "SKIP: reason" or "FAIL: reason" (tests/kbuild/prepare.sh's items), is the
+# first line of FILE, "SKIP: reason" or "FAIL: reason" (tests/kernel/prepare.sh's items), is the
 # verdict: the kernel to boot could not be had.
 # Environment: GDR_VM_TIMEOUT (whole run, s, default 270), GDR_VM_CASE_TIMEOUT (s, default 60),
 # GDR_VM_FILTER (ERE on case names, e.g. 'fork|unix'), GDR_VM_CPU (QEMU -cpu, default max),

@@ -44,7 +44,7 @@ static int map_range(struct mapped *m, uint64_t alloc_size, uint32_t flags,
 	m->map = p;
 	CHECK_OK(gdr_get_info(m->g, m->mh, &info));
 	CHECK(info.mapped && info.mapping_type != GDR_MAPPING_TYPE_NONE, "not mapped after gdr_map");
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int unmap_range(struct mapped *m)
@@ -52,7 +52,7 @@ static int unmap_range(struct mapped *m)
 	CHECK_OK(gdr_unmap(m->g, m->mh, m->map, m->size));
 	CHECK_OK(gdr_unpin_buffer(m->g, m->mh));
 	CHECK_OK(gdr_close(m->g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* The whole mapping, three ways: CPU stores, copy_to_mapping, and GPU-side writes read back. */
@@ -90,7 +90,7 @@ static int check_whole(struct mapped *m, uint32_t seed)
 		CHECK(w[i] == ((const uint32_t *)want)[i], "CPU load of word %zu differs", i);
 	free(want);
 	free(got);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /*
@@ -130,7 +130,7 @@ static int check_piece(struct mapped *m, size_t moff, size_t hoff, size_t len, u
 	for (d = 0; d < GUARD; d++)
 		CHECK(dst[GUARD + hoff + len + d] == GUARD_BYTE,
 		      "copy_from_mapping of %zu bytes wrote past its end", len);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int layout_case(uint32_t flags, uint64_t alloc_size, unsigned int first_page,
@@ -270,7 +270,7 @@ static int case_data_validation_partial_map(void)
 	}
 	CHECK_OK(gdr_unmap(m.g, m.mh, p, 5000));
 	CHECK_OK(gdr_unpin_buffer(m.g, m.mh));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /*
@@ -303,7 +303,7 @@ static int case_data_validation_cacheable(void)
 		CHECK_OK(gdr_unmap(m.g, mh2, p, 4 * GPU_PAGE));
 	} else {
 		CHECK(ret == EOPNOTSUPP, "gdr_map_v2(REQ_CACHE) returned %s, want 0 or EOPNOTSUPP",
-		      vm_strerror(ret));
+		      test_strerror(ret));
 #if defined(__x86_64__)
 		CHECK(info.mapping_type == GDR_MAPPING_TYPE_WC, "x86 mapped it as type %d",
 		      info.mapping_type);
@@ -328,7 +328,7 @@ static int case_data_validation_mix_mappings(void)
 	CHECK_OK(gdr_pin_buffer(m.g, m.a.va, GPU_PAGE, 0, 0, &mh2));
 	ret = gdr_map_v2(m.g, mh2, &cached, GPU_PAGE, GDR_MAP_FLAG_REQ_CACHE_MAPPING);
 	if (ret == EOPNOTSUPP)
-		return vm_skip("gdrdrv offers no CPU-cached mappings on this platform (as GDRCopy, "
+		return test_skip("gdrdrv offers no CPU-cached mappings on this platform (as GDRCopy, "
 			       "which waives this case on non-coherent platforms)");
 	CHECK_OK(ret);
 	v = 0x12345678;
@@ -347,13 +347,13 @@ static int case_data_validation_mix_mappings(void)
 }
 
 const struct vm_case vm_cases[] = {
-	{ "data_validation", "pn", case_data_validation },
-	{ "data_validation_sizes", "pn", case_data_validation_sizes },
-	{ "data_validation_scattered", "pn", case_data_validation_scattered },
-	{ "data_validation_contiguous", "pn", case_data_validation_contiguous },
-	{ "data_validation_large", "pn", case_data_validation_large },
-	{ "data_validation_partial_map", "pn", case_data_validation_partial_map },
-	{ "data_validation_cacheable", "pn", case_data_validation_cacheable },
-	{ "data_validation_mix_mappings", "pn", case_data_validation_mix_mappings },
+	{ "data_validation", case_data_validation, "pn" },
+	{ "data_validation_sizes", case_data_validation_sizes, "pn" },
+	{ "data_validation_scattered", case_data_validation_scattered, "pn" },
+	{ "data_validation_contiguous", case_data_validation_contiguous, "pn" },
+	{ "data_validation_large", case_data_validation_large, "pn" },
+	{ "data_validation_partial_map", case_data_validation_partial_map, "pn" },
+	{ "data_validation_cacheable", case_data_validation_cacheable, "pn" },
+	{ "data_validation_mix_mappings", case_data_validation_mix_mappings, "pn" },
 	{ NULL, NULL, NULL },
 };

@@ -168,7 +168,7 @@ static int fuzz_ioctl_once(struct fuzz *f, int i)
 	err = vm_ioctl(f->fd, cmd, arg);
 	f->ioctl_ok += !err;
 	if (!errno_allowed(err))
-		return vm_fail("call %d: ioctl %#lx gave %s", i, cmd, vm_strerror(err));
+		return test_fail("call %d: ioctl %#lx gave %s", i, cmd, test_strerror(err));
 	if (!err && arg == f->page &&
 	    (cmd == GDRDRV_IOC_PIN_BUFFER || cmd == GDRDRV_IOC_PIN_BUFFER_V2)) {
 		uint64_t h = cmd == GDRDRV_IOC_PIN_BUFFER ?
@@ -182,7 +182,7 @@ static int fuzz_ioctl_once(struct fuzz *f, int i)
 			vm_raw_unpin(f->fd, f->handles[slot]);
 		f->handles[slot] = h;
 	}
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int fuzz_mmap_once(struct fuzz *f, int i)
@@ -235,9 +235,9 @@ static int fuzz_mmap_once(struct fuzz *f, int i)
 		if (p == MAP_FAILED) {
 			if (!errno_allowed(errno) && errno != EACCES && errno != EOVERFLOW &&
 			    errno != ENXIO && errno != EPERM)
-				return vm_fail("call %d: mmap of %zu bytes at %#llx gave %s", i, len,
+				return test_fail("call %d: mmap of %zu bytes at %#llx gave %s", i, len,
 					       (unsigned long long)off, strerror(errno));
-			return VM_PASS;
+			return TEST_PASS;
 		}
 		f->maps[slot].p = p;
 		f->maps[slot].len = len;
@@ -245,7 +245,7 @@ static int fuzz_mmap_once(struct fuzz *f, int i)
 		if (prot & PROT_WRITE)
 			vm_try_write32(p, (uint32_t)i);
 	}
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* GPU memory comes and goes under the pins (revocations in non-persistent mode). */
@@ -297,7 +297,7 @@ static int fuzz(int calls, int mmap_share)
 		if (r < mmap_share)
 			ret = fuzz_mmap_once(&f, i);
 		else if (r < mmap_share + 3)
-			ret = (fuzz_gpu_once(&f), VM_PASS);
+			ret = (fuzz_gpu_once(&f), TEST_PASS);
 		else
 			ret = fuzz_ioctl_once(&f, i);
 		if (ret)
@@ -311,7 +311,7 @@ static int fuzz(int calls, int mmap_share)
 	close(f.fd);
 	vm_log("%d calls: %d ioctls succeeded, %d pins, %d mmaps, %d frees under the pins", calls,
 	       f.ioctl_ok, f.pins, f.mmap_ok, f.revocations);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_fuzz_ioctl(void)
@@ -325,7 +325,7 @@ static int case_fuzz_mmap(void)
 }
 
 const struct vm_case vm_cases[] = {
-	{ "fuzz_ioctl", "pn", case_fuzz_ioctl },
-	{ "fuzz_mmap", "pn", case_fuzz_mmap },
+	{ "fuzz_ioctl", case_fuzz_ioctl, "pn" },
+	{ "fuzz_mmap", case_fuzz_mmap, "pn" },
 	{ NULL, NULL, NULL },
 };

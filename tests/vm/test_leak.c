@@ -49,7 +49,7 @@ static int case_leakage_pin_pages_fork(void)
 	CHECK_OK(vm_alloc(4 * GPU_PAGE, 0, &a));
 	CHECK_OK(counts(&before));
 	CHECK(pipe(go) == 0, "pipe");
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		/* Holds the other reference to the parent's gdrdrv file; drops it on cue. */
@@ -72,13 +72,13 @@ static int case_leakage_pin_pages_fork(void)
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == held.pins, "closing one of two references unpinned");
 	CHECK(write(go[1], "c", 1) == 1, "pipe");
-	CHECK(vm_wait(pid) == 0, "the child failed");
+	CHECK(test_wait(pid) == 0, "the child failed");
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == before.pins, "%llu pins left after the last reference went",
 	      (unsigned long long)(after.pins - before.pins));
 	CHECK(gdrdrv_refcount() == 0, "nv_get_pages_refcount says %lld", gdrdrv_refcount());
 	/* g's fd is closed; the process ends without gdr_close. */
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /*
@@ -95,7 +95,7 @@ static int kill9(int gpu_first)
 
 	CHECK_OK(counts(&before));
 	CHECK(pipe(ready) == 0, "pipe");
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		struct nvp2p_sim_alloc a;
@@ -127,14 +127,14 @@ static int kill9(int gpu_first)
 	CHECK(after.pins == before.pins + 6, "the child holds %llu pins, not 6",
 	      (unsigned long long)(after.pins - before.pins));
 	kill(pid, SIGKILL);
-	CHECK(vm_wait(pid) == 128 + SIGKILL, "the child did not die of SIGKILL");
+	CHECK(test_wait(pid) == 128 + SIGKILL, "the child did not die of SIGKILL");
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == before.pins && after.allocations == before.allocations &&
 	      after.backing_bytes == before.backing_bytes,
 	      "after kill -9: %s; before: pins %llu, allocations %llu", vm_counts_str(&after),
 	      (unsigned long long)before.pins, (unsigned long long)before.allocations);
 	CHECK(gdrdrv_refcount() <= 0, "nv_get_pages_refcount says %lld", gdrdrv_refcount());
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_leakage_kill9_gpu_first(void)
@@ -163,14 +163,14 @@ static int case_leakage_fork_child_exits(void)
 	CHECK_OK(gdr_pin_buffer(g, a.va, 2 * GPU_PAGE, 0, 0, &mh));
 	CHECK_OK(gdr_map(g, mh, &map, 2 * GPU_PAGE));
 	CHECK_OK(counts(&before));
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		/* Its unpins are refused (EACCES): the pins are the parent's. */
 		gdr_close(g);
 		_exit(0);
 	}
-	CHECK(vm_wait(pid) == 0, "child");
+	CHECK(test_wait(pid) == 0, "child");
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == before.pins, "the child's exit changed the pins: %s",
 	      vm_counts_str(&after));
@@ -180,7 +180,7 @@ static int case_leakage_fork_child_exits(void)
 	CHECK_OK(gdr_close(g));
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == before.pins - 1, "gdr_close left pins: %s", vm_counts_str(&after));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* A mapping holds the file: closing the fd first, the pins go at munmap. */
@@ -214,7 +214,7 @@ static int case_leakage_release_at_munmap(void)
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == before.pins, "%llu pins left after the last munmap",
 	      (unsigned long long)(after.pins - before.pins));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* Many pins, never unpinned, go with gdr_close. */
@@ -242,7 +242,7 @@ static int case_leakage_close_with_pins(void)
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == before.pins, "gdr_close left %llu pins",
 	      (unsigned long long)(after.pins - before.pins));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* gdrdrv's module reference count; -1 if unreadable. */
@@ -308,16 +308,16 @@ static int case_leakage_put_pages_refused(void)
 	      gdrdrv_refcount());
 	CHECK(module_refcnt() == refcnt, "module refcnt %ld after the free callback, %ld before",
 	      module_refcnt(), refcnt);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 const struct vm_case vm_cases[] = {
-	{ "leakage_pin_pages_fork", "pn", case_leakage_pin_pages_fork },
-	{ "leakage_kill9_gpu_first", "pn", case_leakage_kill9_gpu_first },
-	{ "leakage_kill9_gdrdrv_first", "pn", case_leakage_kill9_gdrdrv_first },
-	{ "leakage_fork_child_exits", "pn", case_leakage_fork_child_exits },
-	{ "leakage_release_at_munmap", "pn", case_leakage_release_at_munmap },
-	{ "leakage_close_with_pins", "pn", case_leakage_close_with_pins },
-	{ "leakage_put_pages_refused", "n", case_leakage_put_pages_refused },
+	{ "leakage_pin_pages_fork", case_leakage_pin_pages_fork, "pn" },
+	{ "leakage_kill9_gpu_first", case_leakage_kill9_gpu_first, "pn" },
+	{ "leakage_kill9_gdrdrv_first", case_leakage_kill9_gdrdrv_first, "pn" },
+	{ "leakage_fork_child_exits", case_leakage_fork_child_exits, "pn" },
+	{ "leakage_release_at_munmap", case_leakage_release_at_munmap, "pn" },
+	{ "leakage_close_with_pins", case_leakage_close_with_pins, "pn" },
+	{ "leakage_put_pages_refused", case_leakage_put_pages_refused, "n" },
 	{ NULL, NULL, NULL },
 };

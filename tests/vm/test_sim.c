@@ -23,7 +23,7 @@ static int case_selftest(void)
 	CHECK(ioctl(fd, NVP2P_SIM_IOC_SELFTEST) == 0,
 	      "the sim's selftest failed (%s): see the kernel log for which check",
 	      strerror(errno));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int check_alloc_rw(uint64_t size, uint32_t flags, uint32_t seed)
@@ -72,7 +72,7 @@ static int check_alloc_rw(uint64_t size, uint32_t flags, uint32_t seed)
 	free(buf);
 	free(back);
 	CHECK_OK(vm_free(a.va));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_alloc_rw(void)
@@ -101,7 +101,7 @@ static int case_alloc_rw(void)
 	      "allocations at %#llx and %#llx touch", (unsigned long long)a.va,
 	      (unsigned long long)b.va);
 	CHECK(a.p2p_token != b.p2p_token || a.va_space != b.va_space, "equal P2P tokens");
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_alloc_errors(void)
@@ -135,7 +135,7 @@ static int case_alloc_errors(void)
 	CHECK_ERR(vm_ioctl(fd, _IO(NVP2P_SIM_IOCTL, 99), NULL), ENOTTY);
 	CHECK_ERR(vm_ioctl(fd, NVP2P_SIM_IOC_ALLOC, NULL), EFAULT);
 	CHECK_ERR(vm_ioctl(fd, NVP2P_SIM_IOC_COUNTS, (void *)-4096L), EFAULT);
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_ownership(void)
@@ -149,7 +149,7 @@ static int case_ownership(void)
 	CHECK_OK(vm_sim_write(mine.va, buf, sizeof(buf)));
 	CHECK(pipe(pipefd) == 0, "pipe");
 
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		/* The same control file, another process: the parent's memory is not ours. */
@@ -163,14 +163,14 @@ static int case_ownership(void)
 			_exit(3);
 		_exit(0);
 	}
-	st = vm_wait(pid);
+	st = test_wait(pid);
 	CHECK(st == 0, "the child could touch the parent's allocation (step %d)", st);
 	CHECK(read(pipefd[0], &theirs, sizeof(theirs)) == sizeof(theirs), "pipe read");
 	CHECK_ERR(vm_sim_read(theirs.va, buf, sizeof(buf)), EINVAL);
 	CHECK_ERR(vm_free(theirs.va), EINVAL);
 	CHECK_OK(vm_sim_read(mine.va, buf, sizeof(buf)));
 	CHECK(strcmp(buf, "parent") == 0, "the parent's data changed");
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* AT_VA: an allocation where its caller says, as CUDA maps VMM memory; addresses per process. */
@@ -196,7 +196,7 @@ static int case_alloc_at_va(void)
 	CHECK_OK(vm_alloc_at(va + 3 * GPU_PAGE, GPU_PAGE, &b));
 	CHECK_OK(vm_free(b.va));
 
-	pid = vm_fork();
+	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
 		/* Its own file and its own addresses: the parent's va is free here. */
@@ -207,12 +207,12 @@ static int case_alloc_at_va(void)
 			_exit(2);
 		_exit(0);
 	}
-	st = vm_wait(pid);
+	st = test_wait(pid);
 	CHECK(st == 0, "the child's allocation at the parent's va failed (step %d)", st);
 	CHECK_OK(vm_sim_read(va + GPU_PAGE, got, sizeof(got)));
 	CHECK(memcmp(buf, got, sizeof(buf)) == 0, "the parent's data changed");
 	CHECK_OK(vm_free(va));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_release_frees(void)
@@ -235,7 +235,7 @@ static int case_release_frees(void)
 	CHECK_OK(vm_counts(&after));
 	CHECK(after.allocations == before.allocations && after.backing_bytes == before.backing_bytes,
 	      "closing the control file left %s", vm_counts_str(&after));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_inject_errors(void)
@@ -247,7 +247,7 @@ static int case_inject_errors(void)
 	CHECK_OK(vm_inject(1, EINVAL));
 	CHECK_OK(vm_inject(1, 524));
 	CHECK_OK(vm_inject(0, ENOMEM));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* Bounded random calls on the control device; what matters is what the kernel log says. */
@@ -307,22 +307,22 @@ static int case_fuzz_ioctl(void)
 		}
 		ret = vm_ioctl(fd, cmd, arg);
 		if (ret && ret != EINVAL && ret != EFAULT && ret != ENOTTY && ret != ENOMEM)
-			return vm_fail("call %d: ioctl %#lx returned %s", i, cmd, strerror(ret));
+			return test_fail("call %d: ioctl %#lx returned %s", i, cmd, strerror(ret));
 		if (!ret && cmd == NVP2P_SIM_IOC_ALLOC && arg == page)
 			vas[random() % 16] = ((struct nvp2p_sim_alloc *)page)->va;
 	}
 	CHECK_OK(vm_inject(0, ENOMEM));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 const struct vm_case vm_cases[] = {
-	{ "selftest", "s", case_selftest },
-	{ "alloc_rw", "s", case_alloc_rw },
-	{ "alloc_errors", "s", case_alloc_errors },
-	{ "ownership", "s", case_ownership },
-	{ "alloc_at_va", "s", case_alloc_at_va },
-	{ "release_frees", "s", case_release_frees },
-	{ "inject_errors", "s", case_inject_errors },
-	{ "fuzz_ioctl", "s", case_fuzz_ioctl },
+	{ "selftest", case_selftest, "s" },
+	{ "alloc_rw", case_alloc_rw, "s" },
+	{ "alloc_errors", case_alloc_errors, "s" },
+	{ "ownership", case_ownership, "s" },
+	{ "alloc_at_va", case_alloc_at_va, "s" },
+	{ "release_frees", case_release_frees, "s" },
+	{ "inject_errors", case_inject_errors, "s" },
+	{ "fuzz_ioctl", case_fuzz_ioctl, "s" },
 	{ NULL, NULL, NULL },
 };

@@ -40,12 +40,12 @@ static int report(struct shared *s)
 	int i;
 
 	if (!atomic_load(&s->failed))
-		return VM_PASS;
+		return TEST_PASS;
 	for (i = 0; i < NTHREADS; i++) {
 		if (s->why[i][0])
 			vm_log("thread %d: %s", i, s->why[i]);
 	}
-	return vm_fail("a thread failed");
+	return test_fail("a thread failed");
 }
 
 static void *pin_and_map(void *arg)
@@ -112,7 +112,7 @@ static int run_thread(void *(*fn)(void *), void *arg)
 
 	CHECK(pthread_create(&t, NULL, fn, arg) == 0, "pthread_create");
 	CHECK(pthread_join(t, NULL) == 0, "pthread_join");
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 static int case_basic_child_thread_pins_buffer(void)
@@ -148,7 +148,7 @@ static int case_basic_child_thread_pins_buffer(void)
 	if ((ret = report(&s)))
 		return ret;
 	CHECK_OK(gdr_close(s.g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 /* Each thread pins, maps, writes, checks, unmaps and unpins its own page, over and over. */
@@ -195,9 +195,9 @@ static int case_threads_concurrent_pins(void)
 	}
 	for (i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
-	CHECK(report(&s) == VM_PASS, "see above");
+	CHECK(report(&s) == TEST_PASS, "see above");
 	CHECK_OK(gdr_close(s.g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 #define SLOTS 4
@@ -222,11 +222,11 @@ static void *race_user(void *arg)
 		ret = gdr_pin_buffer(s->g, va, GPU_PAGE, 0, 0, &mh);
 		if (ret == EINVAL)
 			continue;	/* freed before we pinned it */
-		T_CHECK(s, r->i, ret == 0, "pin: %s", vm_strerror(ret));
+		T_CHECK(s, r->i, ret == 0, "pin: %s", test_strerror(ret));
 		ret = gdr_map(s->g, mh, &p, GPU_PAGE);
 		/* Revoked between pin and map: gdrdrv refuses the map. */
 		T_CHECK(s, r->i, ret == 0 || ret == EINVAL || ret == EAGAIN, "map: %s",
-			vm_strerror(ret));
+			test_strerror(ret));
 		if (ret == 0) {
 			/* A revoked mapping faults, a live one works: never anything else. */
 			vm_try_write32((char *)p + 8 * r->i, 1);
@@ -278,14 +278,14 @@ static int case_threads_free_race(void)
 	}
 	for (i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
-	CHECK(report(&s) == VM_PASS, "see above");
+	CHECK(report(&s) == TEST_PASS, "see above");
 	CHECK_OK(gdr_close(s.g));
-	return VM_PASS;
+	return TEST_PASS;
 }
 
 const struct vm_case vm_cases[] = {
-	{ "basic_child_thread_pins_buffer", "pn", case_basic_child_thread_pins_buffer },
-	{ "threads_concurrent_pins", "pn", case_threads_concurrent_pins },
-	{ "threads_free_race", "pn", case_threads_free_race },
+	{ "basic_child_thread_pins_buffer", case_basic_child_thread_pins_buffer, "pn" },
+	{ "threads_concurrent_pins", case_threads_concurrent_pins, "pn" },
+	{ "threads_free_race", case_threads_free_race, "pn" },
 	{ NULL, NULL, NULL },
 };

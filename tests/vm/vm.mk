@@ -5,7 +5,7 @@
 # Where there are no headers or no kernel image the tier skips.
 #
 # Two kernels: the installed Debian one (6.1 on bookworm) and bookworm-backports' 6.12, which
-# tests/kbuild/prepare.sh fetches into its cache (without network its runs skip with the reason).
+# tests/kernel/prepare.sh fetches into its cache (without network its runs skip with the reason).
 # Each kernel gets both NVIDIA driver flavors: nvp2p_sim and gdrdrv are built twice, open and
 # proprietary (see tests/sim/nvp2p_sim/nvp2p_sim.h), into one initramfs, and the tier boots once
 # per flavor: $(VM_DIR)/<kernel>/vm-tier-open and vm-tier-proprietary (guest-init.sh's
@@ -14,8 +14,7 @@
 #
 # gdrdrv.ko comes from kernel/kernel.mk's "modules" target; it resolves its nvidia_p2p imports
 # against kernel.mk's stub at build time and binds to nvp2p_sim's exports (same nv-p2p.h, same
-# symbol versions) at load time. Without kernel/kernel.mk the tier runs the sim's cases and
-# skips gdrdrv's.
+# symbol versions) at load time.
 
 VM_DIR := $(BUILD)/vm
 VM_FLAVORS := open proprietary
@@ -54,12 +53,12 @@ VM_HELPER_OBJ := $(OBJ)/tests/vm/vmtest.o
 $(OBJ)/tests/vm/%.o: ALL_CFLAGS += -Itests/sim/nvp2p_sim
 
 $(VM_DIR)/bin/test_%: $(OBJ)/tests/vm/test_%.o $(OBJ)/tests/vm/vmtest_main.o $(VM_HELPER_OBJ) \
-		$(LIB_SHARED)
+		$(HARNESS_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_DIR)/$(LIB_SONAME)
 
-$(VMCTL): $(OBJ)/tests/vm/vmctl.o $(VM_HELPER_OBJ) $(LIB_SHARED)
+$(VMCTL): $(OBJ)/tests/vm/vmctl.o $(VM_HELPER_OBJ) $(HARNESS_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_DIR)/$(LIB_SONAME)
@@ -67,13 +66,11 @@ $(VMCTL): $(OBJ)/tests/vm/vmctl.o $(VM_HELPER_OBJ) $(LIB_SHARED)
 VM_INITRAMFS := $(VM_KDIR_OUT)/initramfs.cpio
 VM_TIERS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/vm-tier-$(f))
 
-ifneq ($(wildcard kernel/kernel.mk),)
 VM_GDRDRV_KOS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/gdrdrv-$(f)/gdrdrv.ko)
 # kernel.mk's target is phony: kbuild decides what is out of date.
 $(VM_KDIR_OUT)/gdrdrv-%/gdrdrv.ko: FORCE_VM_TIER
 	$(Q)$(MAKE) --no-print-directory modules KDIR=$(VM_KDIR) GDRDRV_OUT=$(abspath $(dir $@)) \
 		NVIDIA_FLAVOR=$*
-endif
 
 ifneq ($(VM_SKIP_FROM),)
 VM_RUN_ARGS = --skip-from $(VM_SKIP_FROM)
@@ -121,10 +118,10 @@ check-build: vm-build
 CHECK_TESTS += $(VM_TIERS)
 
 # The second kernel, from the first make: a make of the same rules for the 6.12 that
-# tests/kbuild/prepare.sh fetched, or of tiers that report why it could not be had. It shares
+# tests/kernel/prepare.sh fetched, or of tiers that report why it could not be had. It shares
 # the programs, so they are built first, by this make.
 ifeq ($(VM_SECOND),)
-VM_612_ENV := $(BUILD)/kbuild/kernel-6.12.env
+VM_612_ENV := $(KBUILD_DIR)/kernel-6.12.env
 VM_612_MAKE = $(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=6.12
 vm-build: vm-build-6.12
 vm-build-6.12: kbuild-prepare $(VM_TESTS) $(VMCTL) $(LIB_SHARED) $(VM_SANITY) \

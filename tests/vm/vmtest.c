@@ -19,18 +19,6 @@
 
 static int sim_fd = -1;
 
-void vm_report(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(" (%s:%d)\n", file, line);
-	fflush(stdout);
-}
-
 void vm_log(const char *fmt, ...)
 {
 	va_list ap;
@@ -42,39 +30,11 @@ void vm_log(const char *fmt, ...)
 	fflush(stdout);
 }
 
-const char *vm_strerror(int err)
-{
-	/* The kernel's ENOTSUPP leaks to user space from some drivers; name it. */
-	if (err == 524)
-		return "ENOTSUPP";
-	return strerror(err);
-}
-
 int vm_persistent(void)
 {
 	const char *phase = getenv("GDR_VM_PHASE");
 
 	return phase && strcmp(phase, "persistent") == 0;
-}
-
-pid_t vm_fork(void)
-{
-	fflush(stdout);
-	fflush(stderr);
-	return fork();
-}
-
-int vm_wait(pid_t pid)
-{
-	int status;
-
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return -1;
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
 }
 
 int vm_sim_fd(void)
@@ -192,6 +152,57 @@ int vm_kmsg_contains(const char *needle)
 	}
 	close(fd);
 	return found;
+}
+
+uint64_t vm_pins(void)
+{
+	struct nvp2p_sim_counts c;
+
+	return vm_counts(&c) ? ~0ULL : c.pins;
+}
+
+int vm_map_write_check(gdr_t g, gdr_mh_t mh, uint64_t va, size_t size, uint32_t seed)
+{
+	unsigned char *want = malloc(size), *got = malloc(size);
+	void *map;
+
+	CHECK(want && got, "out of memory");
+	CHECK_OK(gdr_map(g, mh, &map, size));
+	vm_fill(want, size, seed);
+	CHECK_OK(gdr_copy_to_mapping(mh, map, want, size));
+	CHECK_OK(vm_sim_read(va, got, size));
+	CHECK(vm_diff(want, got, size) < 0, "byte %ld written through the mapping is not in memory",
+	      vm_diff(want, got, size));
+	CHECK_OK(gdr_unmap(g, mh, map, size));
+	free(want);
+	free(got);
+	return TEST_PASS;
+}
+
+int vm_map_buf_flags(gdr_t g, uint64_t size, uint32_t flags, struct vm_buf *b)
+{
+	void *p;
+
+	CHECK_OK(vm_alloc(size, flags, &b->a));
+	CHECK_OK(gdr_pin_buffer(g, b->a.va, size, 0, 0, &b->mh));
+	CHECK_OK(gdr_map(g, b->mh, &p, size));
+	b->map = p;
+	return TEST_PASS;
+}
+
+int vm_map_buf(gdr_t g, uint64_t size, struct vm_buf *b)
+{
+	return vm_map_buf_flags(g, size, 0, b);
+}
+
+int vm_fill_words(uint32_t *map, size_t words, uint32_t magic)
+{
+	size_t i;
+
+	for (i = 0; i < words; i++)
+		CHECK(vm_try_write32(&map[i], magic + (uint32_t)i) == 0, "store to word %zu faulted",
+		      i);
+	return TEST_PASS;
 }
 
 const char *vm_counts_str(const struct nvp2p_sim_counts *c)

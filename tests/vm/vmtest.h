@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The kernel tier's test framework. Each tests/vm/test_*.c is a program of cases that
- * guest-init.sh runs inside the VM, one case per invocation:
+ * The kernel tier's helpers, over the test harness (tests/harness/harness.h). Each
+ * tests/vm/test_*.c is a program of cases that guest-init.sh runs inside the VM, one case per
+ * invocation:
  *   test_x --list    one line per case: "NAME MODES", MODES being the phases it runs in:
  *                    s (nvp2p_sim alone), p (gdrdrv, persistent pins), n (non-persistent)
  *   test_x NAME      runs case NAME in a child process group, kills what it leaves behind,
- *                    and exits 0 (pass), 1 (fail) or 77 (skip); the last line says why
- * The phase is in GDR_VM_PHASE (sim, persistent, nonpersistent). A case is a function
- * returning VM_PASS, VM_FAIL or VM_SKIP; it may return early on failure without cleaning up,
- * since its process exits right after and the runner checks that the kernel cleaned up.
+ *                    and exits 0 (pass), 1 (fail) or 77 (skip); its last line is the
+ *                    harness's result line, with the reason
+ * The phase is in GDR_VM_PHASE (sim, persistent, nonpersistent). A case returns a TEST_*
+ * status; it may return early on failure without cleaning up, since its process exits right
+ * after and the runner checks that the kernel cleaned up.
  */
 #ifndef GDR_VMTEST_H
 #define GDR_VMTEST_H
@@ -19,55 +21,25 @@
 
 #include "gdrapi.h"
 #include "gdrdrv.h"
+#include "harness.h"
 #include "nvp2p_sim_ioctl.h"
-
-#define VM_PASS 0
-#define VM_FAIL 1
-#define VM_SKIP 77
 
 #define GPU_PAGE ((uint64_t)GPU_PAGE_SIZE)
 
 struct vm_case {
 	const char *name;
-	const char *modes;
-	int (*fn)(void);
+	int (*run)(void);
+	const char *modes;		/* the phases that run it, as above */
 };
 
 /* Each program defines its cases, NULL-terminated. */
 extern const struct vm_case vm_cases[];
 
-void vm_report(const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* A line of output, flushed at once. */
 void vm_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Say why, and fail (or skip) the case. */
-#define vm_fail(...) (vm_report(__FILE__, __LINE__, "FAIL: " __VA_ARGS__), VM_FAIL)
-#define vm_skip(...) (vm_report(__FILE__, __LINE__, "SKIP: " __VA_ARGS__), VM_SKIP)
-#define CHECK(cond, ...)					\
-	do {							\
-		if (!(cond))					\
-			return vm_fail(__VA_ARGS__);		\
-	} while (0)
-/* expr is a call returning 0 or an errno. */
-#define CHECK_ERR(expr, want)					\
-	do {							\
-		int vm_ret_ = (expr);				\
-		if (vm_ret_ != (want))				\
-			return vm_fail("%s returned %d (%s), expected %d (%s)", #expr,	\
-				       vm_ret_, vm_strerror(vm_ret_), (want),		\
-				       vm_strerror(want));				\
-	} while (0)
-#define CHECK_OK(expr) CHECK_ERR(expr, 0)
-
-const char *vm_strerror(int err);
 
 /* The phase of this run. */
 int vm_persistent(void);
-
-/* fork() after flushing stdio, so output is not written twice. */
-pid_t vm_fork(void);
-/* Wait for pid: its exit status, or 128 + signal if it was killed. */
-int vm_wait(pid_t pid);
 
 /* --- the simulated GPU (nvp2p_sim) --- */
 /* The control fd, opened on first use; a forked child shares it (and so its allocations'
@@ -118,6 +90,27 @@ int vm_try_write32(volatile void *p, uint32_t val);
 void vm_fill(void *buf, size_t len, uint32_t seed);
 /* Index of the first differing byte, or -1. */
 long vm_diff(const void *a, const void *b, size_t len);
+
+/* Patterns a parent and its child write, to tell whose data a mapping shows. */
+#define VM_MAGIC_PARENT 0xfa11babe
+#define VM_MAGIC_CHILD 0xc41dc41d
+
+/* An allocation of the simulated GPU, pinned and mapped through a gdr_t. */
+struct vm_buf {
+	struct nvp2p_sim_alloc a;
+	gdr_mh_t mh;
+	uint32_t *map;
+};
+
+/* Allocate size bytes of the simulated GPU (with flags), pin them with gdr_pin_buffer, map. */
+int vm_map_buf_flags(gdr_t g, uint64_t size, uint32_t flags, struct vm_buf *b);
+int vm_map_buf(gdr_t g, uint64_t size, struct vm_buf *b);
+/* Store magic + i into word i of map, failing at the first store that faults. */
+int vm_fill_words(uint32_t *map, size_t words, uint32_t magic);
+/* Pins nvp2p_sim holds now (~0 if it cannot say). */
+uint64_t vm_pins(void);
+/* Write a pattern through the mapping of [va, +size) and read it back through the sim. */
+int vm_map_write_check(gdr_t g, gdr_mh_t mh, uint64_t va, size_t size, uint32_t seed);
 
 /* A string of the counts, for messages. */
 const char *vm_counts_str(const struct nvp2p_sim_counts *c);

@@ -131,6 +131,30 @@ bool sim_vulkan_init(unsigned char uuid[16]) SIM_INTERNAL;
 int sim_vulkan_memfd(size_t size, off_t *data_offset) SIM_INTERNAL;
 
 /* Memory objects (memory.c). Callers hold sim_lock. */
+static inline size_t sim_round_up(size_t v, size_t to)
+{
+	return (v + to - 1) / to * to;
+}
+/*
+ * A new physical allocation with one handle reference (VMM) or none. In nvp2p mode a VMM
+ * allocation that nvidia_p2p may pin (gpuDirectRDMACapable) gets its memory from nvp2p_sim when
+ * it is mapped.
+ */
+struct sim_phys *sim_phys_new(enum sim_phys_kind kind, int device, size_t size,
+			      const CUmemAllocationProp *prop) SIM_INTERNAL;
+/* Free p once nothing refers to it. */
+void sim_phys_put(struct sim_phys *p) SIM_INTERNAL;
+/* The VMM allocation of a live handle, or NULL. */
+struct sim_phys *sim_phys_by_handle(CUmemGenericAllocationHandle h) SIM_INTERNAL;
+/* size bytes of address space aligned to align, PROT_NONE; at hint if that is free; 0 if none. */
+uintptr_t sim_reserve_va(size_t size, size_t align, uintptr_t hint) SIM_INTERNAL;
+struct sim_range *sim_range_new(enum sim_range_kind kind, uintptr_t base, size_t size) SIM_INTERNAL;
+void sim_range_free(struct sim_range *r) SIM_INTERNAL;
+/* Map p at va (inside r) with the given access. */
+CUresult sim_mapping_add(struct sim_range *r, uintptr_t va, size_t size, struct sim_phys *p,
+			 CUmemAccess_flags access) SIM_INTERNAL;
+/* Unmap m, back to reserved address space, and drop its reference on its allocation. */
+void sim_mapping_remove(struct sim_mapping *m) SIM_INTERNAL;
 struct sim_range *sim_range_find(uintptr_t addr) SIM_INTERNAL;
 struct sim_mapping *sim_mapping_find(struct sim_range *r, uintptr_t addr) SIM_INTERNAL;
 /* CUDA_SUCCESS if [addr, addr + size) is mapped memory the CPU can read (write: and write). */

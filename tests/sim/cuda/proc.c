@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cuGetProcAddress: every entry point the library and the tests look up (one list with theirs:
- * src/cuda_entry_points.h, tests/unit/testcuda_entry_points.h), and the ones a driver has that
+ * src/cuda_entry_points.h, tests/harness/testcuda_entry_points.h), and the ones a driver has that
  * they do not ask for, by base name and the CUDA version that introduced the ABI of that
  * implementation. A lookup gets the newest entry not newer than the version asked for, as with
  * the real driver. GDRCOPY_SIM_CUDA_HIDE=name,... makes names unknown, to simulate an old driver.

@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: MIT
+# Sourced by the gdrdrv build tests: building gdrdrv through kernel/Makefile and judging the
+# build, one verdict per case through the test harness (tests/harness/harness.sh).
+# shellcheck shell=bash
+
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$src/tests/harness/harness.sh"
+# A make that runs the test (make -j check) must not hand the builds here its jobserver: make
+# would warn, and a warning fails.
+test_own_make
+test_scratch kbuild
+checker=
+command -v sparse >/dev/null 2>&1 && checker=C=1
+
+# Build gdrdrv into OUT with W=1 (and sparse where installed); the log is OUT.log. Fails CASE,
+# returning 1, when the build fails or says anything that looks like a warning.
+gdrdrv_build() { # case kdir out [make arguments...]
+	local name=$1 kdir=$2 out=$3 hit
+	shift 3
+	if ! make -C "$src/kernel" KDIR="$kdir" OUT="$out" W=1 $checker "$@" >"$out.log" 2>&1; then
+		hit=$(grep -m 1 -E 'error|ERROR|\*\*\*' "$out.log")
+		result fail "$name" "the build failed: ${hit:-see below}"
+		tail -n 30 "$out.log"
+		return 1
+	fi
+	hit=$(grep -m 1 -iE 'warning|error:' "$out.log")
+	if [ -n "$hit" ]; then
+		result fail "$name" "the build warned (W=1 $checker): $hit"
+		return 1
+	fi
+	return 0
+}
+
+# The flavor words gdrdrv's description and /proc/driver/gdrdrv/params use (GDRCopy's).
+flavor_word() { # open|proprietary
+	case $1 in
+	open) echo opensource ;;
+	*) echo proprietary ;;
+	esac
+}
+
+# Fails CASE unless KO's modinfo description names FLAVOR. Returns 1 on failure.
+check_modinfo_flavor() { # case ko flavor
+	local desc want
+	want="built for $(flavor_word "$3") NVIDIA driver"
+	desc=$(modinfo -F description "$2" 2>&1)
+	case $desc in
+	*"$want"*) return 0 ;;
+	esac
+	result fail "$1" "modinfo description '$desc' does not say '$want'"
+	return 1
+}
+
+# An item prepare.sh wrote: its first line when that is a skip or a failure, else nothing.
+item_problem() { # env-file
+	if [ ! -f "$1" ]; then
+		echo "SKIP: $1 missing (make check-build prepares it)"
+		return
+	fi
+	head -n 1 "$1" | grep -E '^(SKIP|FAIL): '
+}
+
+# The case's verdict when its item could not be had: skip with the reason, or fail.
+result_problem() { # case problem-line
+	case $2 in
+	SKIP:*) result skip "$1" "${2#SKIP: }" ;;
+	*) result fail "$1" "${2#FAIL: }" ;;
+	esac
+}
+
+item_value() { # env-file variable
+	sed -n "s/^$2=//p" "$1" | head -n 1
+}

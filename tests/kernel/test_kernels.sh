@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# gdrdrv builds for Debian's 5.10 (bullseye) and 6.12 (bookworm-backports) kernels, in both
+# NVIDIA driver flavors, without a warning under W=1 and sparse; modinfo names the flavor; the
+# proprietary flavor imports no GPL-only kernel symbol (kernel/check-gplonly-imports.sh, which
+# must refuse the open flavor's module). The installed 6.1 is tests/kernel/test_gdrdrv_build.sh's.
+#   test_kernels.sh DIR      DIR: where tests/kernel/prepare.sh wrote its items
+set -u
+envdir=$1
+. "$(dirname "$0")/kbuild_lib.sh"
+
+for series in 5.10 6.12; do
+	env=$envdir/kernel-$series.env
+	problem=$(item_problem "$env")
+	if [ -n "$problem" ]; then
+		for flavor in open proprietary; do
+			result_problem "$series/$flavor" "$problem"
+		done
+		result_problem "$series/gplonly_check_refuses_open_flavor" "$problem"
+		continue
+	fi
+	kdir=$(item_value "$env" kdir)
+	cc=$(item_value "$env" cc)
+	for flavor in open proprietary; do
+		out=$tmp/$series-$flavor
+		gdrdrv_build "$series/$flavor" "$kdir" "$out" NVIDIA_FLAVOR=$flavor CC="$cc" || continue
+		check_modinfo_flavor "$series/$flavor" "$out/gdrdrv.ko" $flavor || continue
+		if [ $flavor = proprietary ] && ! grep -q 'no GPL-only kernel symbol imported' "$out.log"; then
+			result fail "$series/$flavor" "the GPL-only import check did not run"
+			continue
+		fi
+		result pass "$series/$flavor" "(CC=$cc)"
+	done
+
+	# The check must be able to fail: the open flavor's module uses GPL-only exports.
+	name=$series/gplonly_check_refuses_open_flavor
+	if [ ! -f "$tmp/$series-open/gdrdrv.ko" ]; then
+		result fail "$name" "no open-flavor gdrdrv.ko to check"
+		continue
+	fi
+	cp "$tmp/$series-open/gdrdrv.ko" "$tmp/open.ko"
+	if "$src/kernel/check-gplonly-imports.sh" "$tmp/open.ko" "$kdir/Module.symvers" \
+		>"$tmp/check.log" 2>&1; then
+		result fail "$name" "the check passed a module that uses GPL-only symbols"
+	elif ! grep -q 'pgprot_writecombine' "$tmp/check.log"; then
+		result fail "$name" "the refusal does not name pgprot_writecombine: $(head -n 1 "$tmp/check.log")"
+	elif [ -e "$tmp/open.ko" ]; then
+		result fail "$name" "the refused module was not deleted"
+	else
+		result pass "$name"
+	fi
+done
+test_exit

@@ -1,0 +1,51 @@
+#!/bin/bash
+# The tools anywhere: -h works on a machine without the NVIDIA driver (nothing links libcuda) and
+# lists exactly the options of the tool's man page; an unknown --backend is refused while the
+# options are parsed, before CUDA is loaded.
+. @LIB@
+man_dir=@SRC@/man
+tools="info sanity copybw copylat apiperf"
+[ -x "$BIN/gdrcopy_pplat" ] && tools="$tools pplat"
+
+# Options named in -h: "  -s SIZE ..." and "  --csv ...", one a line.
+help_options() {
+	sed -nE 's/^  (-[A-Za-z0-9]|--[a-z][a-z-]*)([ ,].*)?$/\1/p' "$1" | sort -u
+}
+# Options of the OPTIONS section: the tag line of each .TP (".BI \-s " SIZE"", ".B \-\-csv").
+man_options() {
+	awk '/^\.SH OPTIONS/ { f = 1; next } /^\.SH/ { f = 0 } f && prev == ".TP" { print } { prev = $0 }' \
+		"$1" | grep -oE '\\-(\\-[a-z][a-z-]*|[A-Za-z0-9])' | sed 's/\\//g' | sort -u
+}
+
+for t in $tools; do
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" -h >"$tmp/help" 2>&1 </dev/null
+	rc=$?
+	if [ "$rc" != 0 ] || ! grep -q "^usage: gdrcopy_$t " "$tmp/help"; then
+		result fail "help_without_driver_$t" "exit $rc: $(head -n 1 "$tmp/help")"
+		continue
+	fi
+	result pass "help_without_driver_$t"
+	{ help_options "$tmp/help"; echo -h; echo --help; } | sort -u >"$tmp/from_help"
+	{ man_options "$man_dir/gdrcopy_$t.1"; echo -h; echo --help; } | sort -u >"$tmp/from_man"
+	if [ ! -s "$tmp/from_man" ]; then
+		result fail "help_matches_man_$t" "no options found in $man_dir/gdrcopy_$t.1"
+	elif diff -q "$tmp/from_help" "$tmp/from_man" >/dev/null; then
+		result pass "help_matches_man_$t"
+	else
+		result fail "help_matches_man_$t" "only in -h: $(comm -23 "$tmp/from_help" "$tmp/from_man" |
+			tr '\n' ' ')only in gdrcopy_$t(1): $(comm -13 "$tmp/from_help" "$tmp/from_man" | tr '\n' ' ')"
+	fi
+done
+
+for t in $tools; do
+	[ "$t" = info ] && continue
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" --backend nosuch >"$tmp/out" 2>&1 </dev/null
+	rc=$?
+	if [ "$rc" != 0 ] && [ "$(grep -c . "$tmp/out")" = 1 ] &&
+		grep -q "^gdrcopy_$t: --backend nosuch: unknown backend" "$tmp/out"; then
+		result pass "unknown_backend_$t"
+	else
+		result fail "unknown_backend_$t" "exit $rc: $(head -c 300 "$tmp/out" | tr '\n' '|')"
+	fi
+done
+test_exit

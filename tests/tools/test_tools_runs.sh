@@ -1,0 +1,91 @@
+#!/bin/bash
+# Short runs of copylat, copybw and apiperf on the simulated CUDA driver through the vulkan
+# backend: exit status and GDRCopy's output formats (not times: these are benchmarks).
+. @LIB@
+need_sim
+sim_env
+num='[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?'
+sp='[[:space:]]+'
+
+# Into a pipe, each line once: what stdout has buffered must not be flushed again by a probe's
+# child process.
+"$BIN/gdrcopy_info" | cat >"$tmp/info"
+headers=$(grep -c '^gdrcopy [0-9]' "$tmp/info")
+if [ "$headers" = 1 ] && [ "$(grep -c '^backend ' "$tmp/info")" = 1 ] &&
+	grep -qE '^vulkan +available' "$tmp/info" && grep -q '^gdr_open uses: vulkan$' "$tmp/info"; then
+	result pass info_piped
+else
+	result fail info_piped "header $headers time(s): $(tr '\n' '|' <"$tmp/info" | head -c 300)"
+fi
+
+"$BIN/gdrcopy_sanity" -l >"$tmp/list" 2>&1
+n=$(sed -n '/^List of tests:/,/^List of extended tests:/p' "$tmp/list" | grep -c '^    [a-z]')
+e=$(sed -n '/^List of extended tests:/,$p' "$tmp/list" | grep -c '^    [a-z]')
+if [ "$n" = 36 ] && [ "$e" = 1 ]; then
+	result pass sanity_list
+else
+	result fail sanity_list "$n tests and $e extended listed, expected 36 and 1"
+fi
+
+if run copylat "$tmp/lat" "$BIN/gdrcopy_copylat" -s 4K -w 100 -r 10 -c; then
+	check_lines copylat_device_list "$tmp/lat" \
+		'^GPU id:0; name: .+; Bus id: [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}$'
+	check_lines copylat_header "$tmp/lat" "^Test${sp}Size\(B\)${sp}Median Time\(us\)${sp}Min\. Time\(us\)" 4
+	for t in cuMemcpy_H2D cuMemcpy_D2H; do
+		check_lines "copylat_rows_$t" "$tmp/lat" "^$t$sp[0-9]+$sp$num$sp$num\$" 13
+	done
+	for t in gdr_copy_to_mapping gdr_copy_from_mapping; do
+		check_lines "copylat_rows_$t" "$tmp/lat" "^$t$sp[0-9]+$sp$num$sp$num$sp$num\$" 13
+	done
+	check_lines copylat_raw_store "$tmp/lat" "^raw_store8_sfence${sp}8$sp$num$sp$num\$"
+	check_lines copylat_raw_load "$tmp/lat" "^raw_load64_[a-z]+${sp}64$sp$num$sp$num\$"
+	check_lines copylat_closing "$tmp/lat" '^closing vulkan$'
+fi
+if run copylat_csv "$tmp/latcsv" "$BIN/gdrcopy_copylat" -s 1K -w 100 -r 10 -c --csv; then
+	check_lines copylat_csv_header "$tmp/latcsv" '^test,size,median_us,min_us,cumemcpy_over_gdrcopy$'
+	check_lines copylat_csv_rows "$tmp/latcsv" "^gdr_copy_(to|from)_mapping,[0-9]+,$num,$num,$num\$" 22
+fi
+if run copylat_impl_all "$tmp/sweep" "$BIN/gdrcopy_copylat" -s 256 -w 100 -r 10 --impl all; then
+	check_lines copylat_impl_all_auto "$tmp/sweep" '^routine auto: library used [a-z0-9_]+ to GPU, [a-z0-9_]+ from GPU$'
+	check_lines copylat_impl_all_tables "$tmp/sweep" "^Size\(B\)${sp}auto$sp" 2
+	check_lines copylat_impl_all_rows "$tmp/sweep" "^[0-9]+($sp($num|-))+$sp[a-z0-9_]+$sp($num|-)\$" 18
+fi
+"$BIN/gdrcopy_copylat" -s 4K -C >"$tmp/cold" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && grep -q 'needs a caching mapping' "$tmp/cold"; then
+	result pass copylat_cold_cache_needs_caching
+else
+	result fail copylat_cold_cache_needs_caching "exit $rc: $(tail -n 1 "$tmp/cold")"
+fi
+
+if run copybw "$tmp/bw" "$BIN/gdrcopy_copybw" -s 64K -w 100 -r 10; then
+	for l in 'testing size: 65536' 'rounded size: 65536' 'gpu alloc fn: cuMemCreate' \
+		'device ptr: 0x[0-9a-f]+' 'map_d_ptr: 0x[0-9a-f]+' 'info.va: [0-9a-f]+' \
+		'info.mapped_size: 65536' 'info.page_size: [0-9]+' 'info.mapped: 1' \
+		'info.wc_mapping: [01]' 'page offset: 0' 'user-space pointer:0x[0-9a-f]+' \
+		'writing test, size=65536 offset=0 num_iters=100' \
+		'reading test, size=65536 offset=0 num_iters=10' "write BW: ${num}MB/s" \
+		"read BW: ${num}MB/s" 'unmapping buffer' 'unpinning buffer' 'closing vulkan'; do
+		check_lines "copybw_line_$(echo "${l%%[:=,]*}" | tr -c 'a-zA-Z0-9\n' _)" "$tmp/bw" "^$l\$"
+	done
+fi
+if run copybw_sizes "$tmp/bwl" "$BIN/gdrcopy_copybw" -s 8K -c 4K -o 4 -l -w 100 -r 10; then
+	check_lines copybw_sizes_write "$tmp/bwl" "^write BW: ${num}MB/s\$" 13
+	check_lines copybw_sizes_read "$tmp/bwl" "^read BW: ${num}MB/s\$" 13
+fi
+if run copybw_impl_all "$tmp/bws" "$BIN/gdrcopy_copybw" -s 1K -l -w 20 -r 5 --impl all --csv; then
+	check_lines copybw_impl_all_csv "$tmp/bws" "^auto,(write|read),[0-9]+,$num,0\$" 22
+fi
+
+if run apiperf "$tmp/api" "$BIN/gdrcopy_apiperf" -s 128K -n 5 -w 1; then
+	check_lines apiperf_header "$tmp/api" \
+		'^Size\(B\)	pin\.Time\(us\)	map\.Time\(us\)	get_info\.Time\(us\)	unmap\.Time\(us\)	unpin\.Time\(us\)$' 2
+	check_lines apiperf_rows "$tmp/api" "^(65536|131072)(	$num){5}\$" 2
+	check_lines apiperf_histogram "$tmp/api" '^Histogram of gdr_pin_buffer latency for (65536|131072) bytes$' 2
+	check_lines apiperf_bins "$tmp/api" "^\[$num	-	$num\]	[0-9]+\$" 20
+	check_lines apiperf_closing "$tmp/api" '^closing vulkan$'
+fi
+if run apiperf_csv "$tmp/apicsv" "$BIN/gdrcopy_apiperf" -s 64K -n 3 -w 0 --csv; then
+	check_lines apiperf_csv_rows "$tmp/apicsv" "^65536,(pin|map|get_info|unmap|unpin),$num,$num,$num\$" 5
+fi
+test_exit

@@ -1,0 +1,24 @@
+#!/bin/bash
+# gdrcopy_sanity's catalogue on the simulated CUDA driver through the vulkan backend (lavapipe):
+# one result line per case (waived cases are skips, with the reason), plus its summary format.
+. @LIB@
+need_sim
+sim_env
+"$BIN/gdrcopy_sanity" -v -e --results "$tmp/cases" >"$tmp/log" 2>&1
+rc=$?
+[ -f "$tmp/cases" ] && cat "$tmp/cases" >>"$RESULTS"
+n=$(cat "$tmp/cases" 2>/dev/null | wc -l)
+if [ "$n" = 37 ]; then
+	result pass sanity_one_result_per_case
+else
+	result fail sanity_one_result_per_case "$n result lines for 37 cases (exit $rc: $(tail -n 1 "$tmp/log"))"
+fi
+check_lines sanity_summary "$tmp/log" '^Total: 37, Passed: [0-9]+, Failed: [0-9]+, Waived: [0-9]+$'
+check_lines sanity_progress_lines "$tmp/log" '^&&&& (PASSED|FAILED|WAIVED) [a-z0-9_]+$' 37
+if grep -q '^fail ' "$tmp/cases" 2>/dev/null; then want=1; else want=0; fi
+if [ "$rc" = "$want" ]; then
+	result pass sanity_exit_status
+else
+	result fail sanity_exit_status "exit $rc, expected $want from the case results"
+fi
+test_exit

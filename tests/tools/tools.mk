@@ -1,0 +1,29 @@
+# Tier 1 for the tools: gdrcopy_sanity's catalogue, short runs of copylat, copybw and apiperf
+# (exit status and output format, never times) on the simulated CUDA driver through the vulkan
+# backend over lavapipe, the one-line refusals without a GPU, a driver or a backend, -h against
+# the man pages, and bench/run.sh QUICK (the script and its report, not the numbers).
+
+TOOLS_TEST_DIR := $(BUILD)/tests/tools
+TOOLS_TESTS := $(addprefix $(TOOLS_TEST_DIR)/,test_tools_sanity test_tools_runs test_tools_nogpu \
+	test_tools_help)
+BENCH_TEST := $(TOOLS_TEST_DIR)/test_bench_quick
+TOOLS_TEST_LIB := $(TOOLS_TEST_DIR)/tools_lib.sh
+
+$(TOOLS_TEST_LIB): tests/tools/tools_lib.sh
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@BIN@|$(abspath $(TOOLS_BIN))|' -e 's|@SIM@|$(abspath $(SIM_CUDA_DIR))|' \
+		-e 's|@STUB@|$(CUDA)/lib64/stubs|' \
+		-e 's|@HARNESS@|$(abspath tests/harness/harness.sh)|' $< >$@
+
+$(TOOLS_TESTS) $(BENCH_TEST): $(TOOLS_TEST_DIR)/%: tests/tools/%.sh $(TOOLS_TEST_LIB)
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@LIB@|$(abspath $(TOOLS_TEST_LIB))|' -e 's|@SRC@|$(CURDIR)|' $< >$@ && chmod +x $@
+
+ifeq ($(BUILD_TOOLS),1)
+test-build: $(TOOLS_TESTS) $(BENCH_TEST) tools $(SIM_CUDA_LIB)
+check-build-sanitize: $(TOOLS_TESTS) tools $(SIM_CUDA_LIB)
+TEST_TESTS += $(TOOLS_TESTS) $(BENCH_TEST)
+# The tools built with ASan + UBSan (leak checking included) run the same scripts.
+SANITIZE_TESTS += $(TOOLS_TESTS)
+endif
+CHECK_DEBS += mesa-vulkan-drivers libvulkan1 python3

@@ -1,0 +1,52 @@
+# Shared by the tools' tier-1 scripts (sourced; the build fills in the paths): the test harness
+# (result, test_exit), and the environment that runs the tools on the simulated CUDA driver and
+# lavapipe.
+. @HARNESS@
+BIN=@BIN@
+SIM=@SIM@
+STUB=@STUB@
+# The library beside the tools: a LD_LIBRARY_PATH that hides libcuda must still hold it, for tools
+# built without a RUNPATH (package builds run these tests too).
+TOOLS_LIB=$BIN/../lib
+LVP_ICD=$(lavapipe_icd "$BIN/gdrcopy_info")
+test_scratch tools
+
+# Run the tools on the simulated driver through the vulkan backend.
+sim_env() {
+	export LD_LIBRARY_PATH="$SIM${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	export VK_DRIVER_FILES="$LVP_ICD" VK_ICD_FILENAMES="$LVP_ICD"
+	export GDRCOPY_BACKEND=vulkan
+	unset GDRCOPY_COPY_IMPL GDRCOPY_USE_DMABUF_MMAP
+}
+
+need_sim() {
+	[ -n "$LVP_ICD" ] || skip_test "no lavapipe manifest for the tools' architecture" \
+		"(lvp_icd*.json in /usr/share/vulkan/icd.d): install mesa-vulkan-drivers"
+	[ -e "$SIM/libcuda.so.1" ] ||
+		skip_test "the simulated CUDA driver is not built ($SIM/libcuda.so.1)"
+}
+
+# check NAME LOG REGEX [COUNT]: LOG has at least COUNT (default 1) lines matching REGEX.
+check_lines() {
+	local name=$1 log=$2 re=$3 want=${4:-1} got
+	got=$(grep -cE -- "$re" "$log")
+	if [ "$got" -ge "$want" ]; then
+		result pass "$name"
+	else
+		result fail "$name" "$got lines match /$re/, expected at least $want (log: $(tail -n 1 "$log"))"
+	fi
+}
+
+# run NAME LOG COMMAND...: the command must exit 0; its stdout and stderr go to LOG.
+run() {
+	local name=$1 log=$2 rc
+	shift 2
+	"$@" >"$log" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		result pass "$name"
+		return 0
+	fi
+	result fail "$name" "exit $rc: $(grep -v '^[[:space:]]*$' "$log" | tail -n 1)"
+	return 1
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* The dmabuf backend's refusals: EINVAL, ENOTSUP, EMFILE, and a thread without a context. */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "dmabuf_cases.h"
+#include "harness.h"
+
+int dmabuf_case_einval(void)
+{
+	CUdeviceptr buf = dev_alloc(GPU_PAGE), freed = dev_alloc(GPU_PAGE);
+	void *host = aligned_alloc(GPU_PAGE, GPU_PAGE);
+	gdr_info_t info;
+	uint8_t *map;
+	gdr_mh_t mh;
+
+	CHECK(buf && freed && host);
+	EXPECT(t.cu->cuMemFree(freed) == CUDA_SUCCESS);
+	EXPECT_ERR(gdr_pin_buffer_v2(t.g, (unsigned long)host, GPU_PAGE, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(t.g, freed, GPU_PAGE, 0, &mh), EINVAL);
+	/* Past the end of the allocation: the export is refused. */
+	EXPECT_ERR(gdr_pin_buffer_v2(t.g, buf, 2 * GPU_PAGE, 0, &mh), EINVAL);
+	/* The legacy call with tokens asks for non-persistent pins, which dma-buf cannot give. */
+	EXPECT_ERR(gdr_pin_buffer(t.g, buf, GPU_PAGE, 0x1234, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(t.g, buf, GPU_PAGE, 0, 1, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(t.g, buf, GPU_PAGE, 0, 0, &mh), 0);
+	EXPECT_ERR(gdr_get_info(t.g, mh, &info), 0);
+	EXPECT_ERR(gdr_map(t.g, mh, (void **)&map, info.mapped_size), 0);
+	EXPECT_ERR(gdr_map(t.g, mh, (void **)&map, info.mapped_size), EAGAIN);
+	unmap_unpin(mh, map, &info);
+	free(host);
+	t.cu->cuMemFree(buf);
+	return TEST_PASS;
+}
+
+int dmabuf_case_enotsup(void)
+{
+	void *host = NULL;
+	gdr_mh_t mh;
+
+	/* cuMemAllocHost memory has a device ordinal but is not device memory to export. */
+	EXPECT(t.cu->cuMemAllocHost(&host, GPU_PAGE) == CUDA_SUCCESS);
+	EXPECT_ERR(gdr_pin_buffer_v2(t.g, (unsigned long)host, GPU_PAGE, 0, &mh), ENOTSUP);
+	t.cu->cuMemFreeHost(host);
+	return TEST_PASS;
+}
+
+/* The highest descriptor number open now. */
+static int highest_fd(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int max = -1;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && atoi(e->d_name) > max)
+			max = atoi(e->d_name);
+	closedir(d);
+	return max;
+}
+
+/* With RLIMIT_NOFILE low, pins fail with EMFILE and a log line that explains it. */
+int dmabuf_case_emfile(void)
+{
+	CUdeviceptr buf = dev_alloc(GPU_PAGE);
+	struct rlimit saved, low;
+	char want[128];
+	const char *log;
+	int n = 0, ret = 0, free_fds;
+	gdr_mh_t *mh;
+
+	CHECK(buf);
+	CHECK(!getrlimit(RLIMIT_NOFILE, &saved));
+	test_capture_begin();
+	/* Descriptors fill the lowest free numbers: every hole below the limit is a free one. */
+	low = saved;
+	low.rlim_cur = (rlim_t)highest_fd() + 1 + 16;
+	free_fds = (int)low.rlim_cur - test_fd_count();
+	mh = calloc((size_t)free_fds + 1, sizeof(*mh));
+	EXPECT(mh && !setrlimit(RLIMIT_NOFILE, &low));
+	while (mh && n <= free_fds && !(ret = gdr_pin_buffer_v2(t.g, buf, GPU_PAGE, 0, &mh[n])))
+		n++;
+	EXPECT(!setrlimit(RLIMIT_NOFILE, &saved));
+	log = test_capture_end();
+	EXPECT_ERR(ret, EMFILE);
+	EXPECT(n == free_fds);
+	snprintf(want, sizeof(want), "RLIMIT_NOFILE %llu", (unsigned long long)low.rlim_cur);
+	EXPECT(strstr(log, want) != NULL);
+	snprintf(want, sizeof(want), "holds %d pins", n);
+	EXPECT(strstr(log, want) != NULL);
+	if (n > 0) {
+		void *map;
+
+		EXPECT_ERR(gdr_map(t.g, mh[0], &map, GPU_PAGE), 0);
+		EXPECT_ERR(gdr_unmap(t.g, mh[0], map, GPU_PAGE), 0);
+	}
+	for (int i = 0; i < n; i++)
+		EXPECT_ERR(gdr_unpin_buffer(t.g, mh[i]), 0);
+	free(mh);
+	t.cu->cuMemFree(buf);
+	return TEST_PASS;
+}
+
+static void *no_context_thread(void *arg)
+{
+	CUdeviceptr buf = *(CUdeviceptr *)arg;
+	CUcontext ctx = (CUcontext)1;
+	uint32_t v = 0xfeedf00d;
+	gdr_info_t info;
+	uint8_t *map;
+	gdr_mh_t mh;
+
+	EXPECT(t.cu->cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx == NULL);
+	EXPECT_ERR(pin_map(buf + 4, 4, 0, &mh, &info, &map), 0);
+	if (!test_failures()) {
+		EXPECT_ERR(gdr_copy_to_mapping(mh, map + 4, &v, sizeof(v)), 0);
+		EXPECT(!memcmp((void *)(buf + 4), &v, sizeof(v)));
+		unmap_unpin(mh, map, &info);
+	}
+	EXPECT(t.cu->cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx == NULL);
+	return NULL;
+}
+
+/* A thread with no CUDA context current: the backend makes one current and leaves none. */
+int dmabuf_case_no_context(void)
+{
+	CUdeviceptr buf = dev_alloc(GPU_PAGE);
+	struct simcuda_counters before, after;
+	pthread_t th;
+
+	CHECK(buf);
+	t.counters(&before);
+	EXPECT(!pthread_create(&th, NULL, no_context_thread, &buf));
+	pthread_join(th, NULL);
+	t.counters(&after);
+	EXPECT(after.primary_ctx_refs == before.primary_ctx_refs);
+	t.cu->cuMemFree(buf);
+	return TEST_PASS;
+}

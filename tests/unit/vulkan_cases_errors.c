@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The vulkan backend's refusals and what survives them: the application freeing pinned
+ * memory, every refused pin and map with its log line, a device without a Vulkan twin.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_vmm.h"
+#include "gdrapi.h"
+#include "gdrapi_ext.h"
+#include "harness.h"
+#include "simcuda.h"
+#include "vulkan_cases.h"
+
+/* The pin outlives the application's free of the allocation (persistent semantics). */
+int vulkan_case_free_while_pinned(void)
+{
+	struct simcuda_counters c0, c1, c2;
+	struct test_vmm m;
+	gdr_mh_t mh;
+	void *base;
+	uint8_t *map;
+
+	simcuda_get_counters(&c0);
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
+	CHECK(pin_map(m.ptr, 65536, &mh, &base, &map) == 0);
+	memset(map, 0x42, 65536);
+	test_vmm_free(&m);
+	simcuda_get_counters(&c1);
+	CHECK_EQ(c1.allocations, c0.allocations + 1);
+	CHECK_EQ(map[0], 0x42);
+	CHECK_EQ(map[65535], 0x42);
+	map[7] = 0x43;
+	CHECK_EQ(map[7], 0x43);
+	CHECK(unmap_unpin(mh, base) == 0);
+	simcuda_get_counters(&c2);
+	CHECK_EQ(c2.allocations, c0.allocations);
+	CHECK_EQ(c2.handle_refs, c0.handle_refs);
+	return 0;
+}
+
+/* Each refusal: its errno, a log line saying why and what to do, nothing left behind. */
+static int expect_pin_error(unsigned long addr, size_t size, uint32_t flags, int want,
+			    const char *log_part)
+{
+	const char *log;
+	gdr_mh_t mh = { 0 };
+	int ret;
+
+	test_capture_begin();
+	ret = gdr_pin_buffer_v2(vk_gdr, addr, size, flags, &mh);
+	log = test_capture_end();
+	if (ret != want)
+		return test_fail("pin 0x%lx+%zu flags %u = %d, want %d", addr, size, flags, ret,
+				   want);
+	if (log_part && !strstr(log, log_part))
+		return test_fail("pin 0x%lx: log lacks \"%s\": %s", addr, log_part, log);
+	if (log_part && !strstr(log, "ERR:"))
+		return test_fail("pin 0x%lx: no ERR line: %s", addr, log);
+	return 0;
+}
+
+int vulkan_case_refusals(void)
+{
+	struct test_vmm vmm, nofd;
+	CUdeviceptr dptr, managed;
+	struct leak_mark lm;
+	gdr_mh_t mh;
+	void *host;
+	char stack[64];
+	int ret = 0;
+
+	leak_mark_take(&lm);
+	CHECK_EQ(test_vmm_alloc(&vmm, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
+	CHECK_EQ(test_vmm_alloc(&nofd, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_NONE), CUDA_SUCCESS);
+	CHECK_EQ(cuMemAlloc(&dptr, 1 * MiB), CUDA_SUCCESS);
+	CHECK_EQ(cuMemAllocHost(&host, 65536), CUDA_SUCCESS);
+	CHECK_EQ(cuMemAllocManaged(&managed, 65536, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+
+	ret = ret ? ret : expect_pin_error(dptr, 65536, 0, ENOTSUP,
+					   "requestedHandleTypes = "
+					   "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR");
+	ret = ret ? ret : expect_pin_error(dptr, 65536, 0, ENOTSUP, "gdrdrv backend");
+	ret = ret ? ret : expect_pin_error(nofd.ptr, 65536, 0, ENOTSUP,
+					   "without CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR");
+	ret = ret ? ret : expect_pin_error((unsigned long)stack, sizeof(stack), 0, EINVAL,
+					   "not a CUDA device pointer");
+	ret = ret ? ret : expect_pin_error((unsigned long)host, 65536, 0, EINVAL, "host memory");
+	ret = ret ? ret : expect_pin_error(managed, 65536, 0, EINVAL, "managed");
+	ret = ret ? ret : expect_pin_error(vmm.ptr + 65536, vmm.size, 0, EINVAL,
+					   "past the end of its allocation");
+	ret = ret ? ret : expect_pin_error(vmm.ptr, 65536, GDR_PIN_FLAG_FORCE_PCIE, EINVAL,
+					   "FORCE_PCIE");
+	ret = ret ? ret : expect_pin_error(vmm.ptr, 65536, 0x4, EINVAL, NULL);
+	ret = ret ? ret : expect_pin_error(vmm.ptr, 0, 0, EINVAL, NULL);
+	if (ret)
+		return ret;
+	/* Tokens: refused when given, as gdrdrv in persistent mode; zero tokens are fine. */
+	CHECK_EQ(gdr_pin_buffer(vk_gdr, vmm.ptr, 65536, 1, 0, &mh), EINVAL);
+	CHECK_EQ(gdr_pin_buffer(vk_gdr, vmm.ptr, 65536, 0, 1, &mh), EINVAL);
+	CHECK_EQ(gdr_pin_buffer(vk_gdr, vmm.ptr, 65536, 0, 0, &mh), 0);
+	CHECK_EQ(gdr_unpin_buffer(vk_gdr, mh), 0);
+
+	CHECK_EQ(cuMemFree(dptr), CUDA_SUCCESS);
+	CHECK_EQ(cuMemFreeHost(host), CUDA_SUCCESS);
+	CHECK_EQ(cuMemFree(managed), CUDA_SUCCESS);
+	test_vmm_free(&vmm);
+	test_vmm_free(&nofd);
+	return check_no_leak(&lm);
+}
+
+int vulkan_case_map_errors(void)
+{
+	struct test_vmm m;
+	gdr_info_t info;
+	gdr_mh_t mh;
+	void *va, *va2;
+	const char *log;
+
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
+	CHECK_EQ(gdr_pin_buffer_v2(vk_gdr, m.ptr, 65536, 0, &mh), 0);
+	test_capture_begin();
+	CHECK_EQ(gdr_map_v2(vk_gdr, mh, &va, 65536, GDR_MAP_FLAG_REQ_CACHE_MAPPING), EINVAL);
+	CHECK_EQ(gdr_map_v2(vk_gdr, mh, &va, 65536, GDR_MAP_FLAG_REQ_DEVICE_MAPPING), EINVAL);
+	log = test_capture_end();
+	CHECK(strstr(log, "write-combined") != NULL);
+	CHECK_EQ(gdr_map_v2(vk_gdr, mh, &va, 65536, 4), EINVAL);
+	CHECK_EQ(gdr_map_v2(vk_gdr, mh, &va, 65537, GDR_MAP_FLAG_DEFAULT), EINVAL);
+	CHECK_EQ(gdr_unmap(vk_gdr, mh, NULL, 65536), EINVAL);
+	CHECK_EQ(gdr_map_v2(vk_gdr, mh, &va, 4096, GDR_MAP_FLAG_REQ_WC_MAPPING), 0);
+	CHECK_EQ(gdr_map_v2(vk_gdr, mh, &va2, 4096, GDR_MAP_FLAG_REQ_WC_MAPPING), EAGAIN);
+	CHECK_EQ(gdr_get_info(vk_gdr, mh, &info), 0);
+	CHECK_EQ(info.mapping_type, GDR_MAPPING_TYPE_WC);
+	/* Copies outside the mapped 4096 bytes are refused. */
+	CHECK_EQ(gdr_copy_to_mapping(mh, (char *)va + 4095, "ab", 2), EINVAL);
+	CHECK_EQ(gdr_copy_to_mapping(mh, (char *)va + 4094, "ab", 2), 0);
+	CHECK_EQ(gdr_unmap(vk_gdr, mh, va, 4096), 0);
+	CHECK_EQ(gdr_unmap(vk_gdr, mh, va, 4096), EINVAL);
+	CHECK_EQ(gdr_copy_to_mapping(mh, va, "ab", 2), EINVAL);
+	CHECK_EQ(gdr_map(vk_gdr, mh, &va, 65536), 0);
+	CHECK_EQ(gdr_unpin_buffer(vk_gdr, mh), 0);
+	CHECK_EQ(gdr_unpin_buffer(vk_gdr, mh), EINVAL);
+	test_vmm_free(&m);
+	return 0;
+}
+
+/* A second device without a Vulkan twin (GDRCOPY_SIM_CUDA_DEVICES=2 set in main). */
+int vulkan_case_unmatched_device(void)
+{
+	struct test_vmm m;
+	int count = 0;
+	int ret;
+
+	CHECK_EQ(cuDeviceGetCount(&count), CUDA_SUCCESS);
+	if (count < 2) {
+		return test_skip("the simulator has one device");
+	}
+	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 1, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
+	ret = expect_pin_error(m.ptr, 65536, 0, ENOTSUP,
+			       "no Vulkan device matches CUDA device 1 (UUID GPU-");
+	test_vmm_free(&m);
+	return ret;
+}
