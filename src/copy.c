@@ -109,8 +109,8 @@ static const char scalar_old_name[] = "power";
  * store flavour is within noise below 1 KiB, so tiny stores stay generic, which the dispatcher
  * inlines; rep movsb (with ERMS) is the fastest from 64 KiB but 3-10% slower than AVX2 from 2
  * to 16 KiB; the stores of AVX2, AVX-512 and MOVDIR64B tie below 64 KiB. Out of WC, plain
- * loads read at 0.06 GB/s and streaming loads at 0.7-2.1 GB/s. Back to back, SSE4.1 loads are
- * the fastest at 16 B (0.39 us against 0.58-0.64 for the others), sse41_blocks at 32 B (0.50
+ * loads read at 0.06 GB/s and streaming loads at up to about 1 GB/s. Back to back, SSE4.1 loads
+ * are the fastest at 16 B (0.39 us against 0.58-0.64 for the others), sse41_blocks at 32 B (0.50
  * against 0.62-0.74), AVX2 from 64 B to 512 B and AVX-512 from 1 KiB. But a read of data the
  * GPU has just written, the read that matters (a flag poll, or the payload after it), takes one
  * round trip to the GPU at 256 B with AVX-512's 64-byte loads (1.1 us) and two with any 32- or

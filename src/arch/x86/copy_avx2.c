@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * AVX2 (built with -mavx2): 32-byte streaming stores and streaming loads (VMOVNTDQA), the
- * fastest way to read a GPU BAR from 64 B to 512 B on the H200 (2.1 GB/s at 512 B). The loads
- * read whole aligned 32-byte blocks (copy_blocks.h's ends), 256 bytes of loads per iteration:
- * on the H200 they beat a walk with copy_walk.h's ends at every size, and loading a line's
+ * fastest way to read a GPU BAR back to back from 64 B to 512 B on the H200 (0.7 GB/s at
+ * 512 B). The loads read whole aligned 32-byte blocks (copy_blocks.h's ends), 256 bytes of
+ * loads per iteration: on the H200 they beat a walk with copy_walk.h's ends at every size, and loading a line's
  * second half only once its first had arrived gained nothing (docs/performance.md).
  */
 #include <immintrin.h>
