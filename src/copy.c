@@ -412,7 +412,7 @@ static void copy_init_once(void)
 	gdr_dbg("CPU features for the copy routines: %s", features);
 	gdr_copy_table_describe(&t, line, sizeof(line));
 	gdr_info("%s", line);
-	gdr_copy_active = t;
+	gdr_copy_table_install(&t);
 }
 
 void gdr_copy_init(void)
@@ -425,9 +425,23 @@ void gdr_copy_table_current(struct gdr_copy_table *t)
 	*t = gdr_copy_active;
 }
 
+/* first_class[b]: the class of 2^b, the smallest size whose highest set bit is b. */
+static void index_classes(struct gdr_copy_dir *d)
+{
+	int c = 0;
+
+	for (int b = 0; b < 64; b++) {
+		while (((size_t)1 << b) > d->max[c])
+			c++;
+		d->first_class[b] = (uint8_t)c;
+	}
+}
+
 void gdr_copy_table_install(const struct gdr_copy_table *t)
 {
 	gdr_copy_active = *t;
+	index_classes(&gdr_copy_active.to);
+	index_classes(&gdr_copy_active.from);
 }
 
 int gdr_copy_impl_for(int to_device, size_t n)
@@ -483,7 +497,7 @@ void gdr_copy_to_mapping_type(gdr_mapping_type_t type, int mixed, void *dst, con
 		if (n <= gdr_copy_active.tiny_to_max)
 			gdr_copy_tiny_store(dst, src, n);
 		else
-			d->fn[gdr_copy_class_of(d, n)](dst, src, n);
+			d->fn[gdr_copy_class_indexed(d, n)](dst, src, n);
 		gdr_copy_fence(GDR_COPY_FENCE_FULL);
 	}
 }
@@ -497,7 +511,7 @@ void gdr_copy_from_mapping_type(gdr_mapping_type_t type, int mixed, void *dst, c
 		if (!mixed) {
 			gdr_copy_from_wc(dst, src, n);
 		} else {
-			d->fn[gdr_copy_class_of(d, n)](dst, src, n);
+			d->fn[gdr_copy_class_indexed(d, n)](dst, src, n);
 			gdr_copy_fence(GDR_COPY_FENCE_FULL);
 		}
 		return;

@@ -39,22 +39,23 @@ extern struct gdr_copy_table gdr_copy_active;
 
 static inline __attribute__((always_inline)) void gdr_copy_fence(enum gdr_copy_fence f)
 {
-	if (f == GDR_COPY_FENCE_NONE)
-		return;
+	/* The store fence first: the common case, one test. */
 #if defined(__x86_64__)
-	if (f == GDR_COPY_FENCE_FULL)
-		__asm__ volatile("mfence" : : : "memory");
-	else
+	if (__builtin_expect(f == GDR_COPY_FENCE_STORE, 1))
 		__asm__ volatile("sfence" : : : "memory");
+	else if (f == GDR_COPY_FENCE_FULL)
+		__asm__ volatile("mfence" : : : "memory");
 #elif defined(__aarch64__)
-	if (f == GDR_COPY_FENCE_FULL)
-		__asm__ volatile("dmb sy" : : : "memory");
-	else
+	if (__builtin_expect(f == GDR_COPY_FENCE_STORE, 1))
 		__asm__ volatile("dmb st" : : : "memory");
+	else if (f == GDR_COPY_FENCE_FULL)
+		__asm__ volatile("dmb sy" : : : "memory");
 #elif defined(__powerpc64__)
-	__asm__ volatile("sync" : : : "memory");
+	if (f != GDR_COPY_FENCE_NONE)
+		__asm__ volatile("sync" : : : "memory");
 #else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (f != GDR_COPY_FENCE_NONE)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
 }
 
@@ -93,7 +94,7 @@ static inline __attribute__((always_inline)) void gdr_copy_to_wc(void *dst, cons
 	if (n <= gdr_copy_active.tiny_to_max)
 		gdr_copy_tiny_store(dst, src, n);
 	else
-		d->fn[gdr_copy_class_of(d, n)](dst, src, n);
+		d->fn[gdr_copy_class_indexed(d, n)](dst, src, n);
 	gdr_copy_fence(GDR_COPY_FENCE_STORE);
 }
 
@@ -102,7 +103,7 @@ static inline __attribute__((always_inline)) void gdr_copy_from_wc(void *dst, co
 {
 	const struct gdr_copy_dir *d = &gdr_copy_active.from;
 
-	d->fn[gdr_copy_class_of(d, n)](dst, src, n);
+	d->fn[gdr_copy_class_indexed(d, n)](dst, src, n);
 	gdr_copy_fence(gdr_copy_active.from_wc_fence);
 }
 

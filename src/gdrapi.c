@@ -474,23 +474,29 @@ static __attribute__((noinline)) int copy_from_announced(gdr_mh_t handle, void *
 
 /*
  * The rest of a copy that gdr_inflight_enter_outer announced, when it is not the common case:
- * a tail call, so that the common case shares no code with it.
+ * a tail call, so that the common case shares no code with it. The flat path's lookup counts
+ * only where membarrier orders it; this one is ordered here, where copies fence themselves.
  */
-static __attribute__((noinline)) int copy_to_other(gdr_mapping_type_t type, int mixed,
-						   void *map_d_ptr, const void *h_ptr, size_t size)
+static __attribute__((noinline)) int copy_to_other(gdr_mh_t handle, void *map_d_ptr,
+						   const void *h_ptr, size_t size)
 {
-	int ret = copy_to(type, mixed, map_d_ptr, h_ptr, size);
+	int mixed = 0, ret;
 
+	gdr_inflight_order();
+	ret = copy_to(gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed), mixed, map_d_ptr,
+		      h_ptr, size);
 	gdr_inflight_leave_outer();
 	return ret;
 }
 
-static __attribute__((noinline)) int copy_from_other(gdr_mapping_type_t type, int mixed,
-						     void *h_ptr, const void *map_d_ptr,
-						     size_t size)
+static __attribute__((noinline)) int copy_from_other(gdr_mh_t handle, void *h_ptr,
+						     const void *map_d_ptr, size_t size)
 {
-	int ret = copy_from(type, mixed, h_ptr, map_d_ptr, size);
+	int mixed = 0, ret;
 
+	gdr_inflight_order();
+	ret = copy_from(gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed), mixed, h_ptr,
+			map_d_ptr, size);
 	gdr_inflight_leave_outer();
 	return ret;
 }
@@ -498,35 +504,27 @@ static __attribute__((noinline)) int copy_from_other(gdr_mapping_type_t type, in
 GDR_PUBLIC int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
 				   size_t size)
 {
-	gdr_mapping_type_t type;
-	int mixed = 0;
-
 	if (__builtin_expect(!gdr_inflight_enter_outer(), 0))
 		return copy_to_announced(handle, map_d_ptr, h_ptr, size);
-	type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
-	if (__builtin_expect(type == GDR_MAPPING_TYPE_WC && !mixed && size && h_ptr, 1)) {
+	if (__builtin_expect(gdr_handle_maps_fast(handle.h, map_d_ptr, size) && size && h_ptr, 1)) {
 		gdr_copy_to_wc(map_d_ptr, h_ptr, size);
 		gdr_inflight_leave_outer();
 		return 0;
 	}
-	return copy_to_other(type, mixed, map_d_ptr, h_ptr, size);
+	return copy_to_other(handle, map_d_ptr, h_ptr, size);
 }
 
 GDR_PUBLIC int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
 				     size_t size)
 {
-	gdr_mapping_type_t type;
-	int mixed = 0;
-
 	if (__builtin_expect(!gdr_inflight_enter_outer(), 0))
 		return copy_from_announced(handle, h_ptr, map_d_ptr, size);
-	type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
-	if (__builtin_expect(type == GDR_MAPPING_TYPE_WC && !mixed && size && h_ptr, 1)) {
+	if (__builtin_expect(gdr_handle_maps_fast(handle.h, map_d_ptr, size) && size && h_ptr, 1)) {
 		gdr_copy_from_wc(h_ptr, map_d_ptr, size);
 		gdr_inflight_leave_outer();
 		return 0;
 	}
-	return copy_from_other(type, mixed, h_ptr, map_d_ptr, size);
+	return copy_from_other(handle, h_ptr, map_d_ptr, size);
 }
 
 GDR_PUBLIC void gdr_runtime_get_version(int *major, int *minor)

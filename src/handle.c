@@ -6,10 +6,12 @@
 #include <stdlib.h>
 
 #include "handle.h"
+#include "inflight.h"
 
 /*
- * h = generation << INDEX_BITS | (slot index + 1). Chunks of slots are allocated on demand and
- * never freed, so a lookup of any value touches only memory that stays valid.
+ * h = generation << INDEX_BITS | (slot index + 1), the slot's position (handle.h). Chunks of
+ * slots are allocated on demand and never freed, so a lookup of any value touches only memory
+ * that stays valid.
  *
  * A slot whose generation reaches GENERATION_MAX is retired for good instead of going back on the
  * free list, so a handle value is never issued twice: a stale handle can never name a later pin.
@@ -42,22 +44,22 @@ static uint64_t next_generation(uint64_t last)
  * mapped_count. Nests inside gdr->lock; nothing is taken inside it, so fork can take it too.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-_Atomic(struct gdr_handle_slot *) gdr_handle_chunks[GDR_HANDLE_MAX_CHUNKS];
+struct gdr_handle_slot gdr_handle_no_chunk[GDR_HANDLE_SLOTS_PER_CHUNK];
+_Atomic(struct gdr_handle_slot *) gdr_handle_chunks[GDR_HANDLE_MAX_CHUNKS] = {
+	[0 ... GDR_HANDLE_MAX_CHUNKS - 1] = gdr_handle_no_chunk
+};
 static uint32_t next_unused;
 static uint32_t free_head;
 static unsigned long mapped_count[GDR_MAPPING_TYPE_MAX];
 _Atomic int gdr_handle_mixed;
+/* Until gdr_inflight_init knows that copies need no fence, none takes the flat path. */
+_Atomic int gdr_handle_fast_type = GDR_MAPPING_TYPE_MAX;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
+/* The slot of an index below next_unused. */
 static struct gdr_handle_slot *slot_at(uint32_t index)
 {
-	struct gdr_handle_slot *chunk;
-
-	if (index >= MAX_SLOTS)
-		return NULL;
-	chunk = atomic_load_explicit(&gdr_handle_chunks[index / SLOTS_PER_CHUNK],
-				     memory_order_acquire);
-	return chunk ? &chunk[index % SLOTS_PER_CHUNK] : NULL;
+	return gdr_handle_slot_at(index + 1);
 }
 
 static uint32_t index_of(unsigned long h)
@@ -76,15 +78,35 @@ static int slot_alloc(uint32_t *index)
 	}
 	if (next_unused == MAX_SLOTS)
 		return ENOMEM;
-	if (next_unused % SLOTS_PER_CHUNK == 0) {
+	/* The slot's position is next_unused + 1: chunk 0 starts at position 1, the others at 0. */
+	if (atomic_load_explicit(&gdr_handle_chunks[(next_unused + 1) / SLOTS_PER_CHUNK],
+				 memory_order_relaxed) == gdr_handle_no_chunk) {
 		chunk = calloc(SLOTS_PER_CHUNK, sizeof(*chunk));
 		if (!chunk)
 			return ENOMEM;
-		atomic_store_explicit(&gdr_handle_chunks[next_unused / SLOTS_PER_CHUNK], chunk,
+		atomic_store_explicit(&gdr_handle_chunks[(next_unused + 1) / SLOTS_PER_CHUNK], chunk,
 				      memory_order_release);
 	}
 	*index = next_unused++;
 	return 0;
+}
+
+/* Under table_lock, or in a fork child before anything else runs. */
+static void fast_update_locked(void)
+{
+	int fast = !atomic_load_explicit(&gdr_handle_mixed, memory_order_relaxed) &&
+		   !atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed);
+
+	atomic_store_explicit(&gdr_handle_fast_type,
+			      fast ? GDR_MAPPING_TYPE_WC : GDR_MAPPING_TYPE_MAX,
+			      memory_order_relaxed);
+}
+
+void gdr_handle_fast_update(void)
+{
+	pthread_mutex_lock(&table_lock);
+	fast_update_locked();
+	pthread_mutex_unlock(&table_lock);
 }
 
 static void count_mapping(gdr_mapping_type_t type, int delta)
@@ -97,6 +119,7 @@ static void count_mapping(gdr_mapping_type_t type, int delta)
 	for (int t = GDR_MAPPING_TYPE_NONE + 1; t < GDR_MAPPING_TYPE_MAX; t++)
 		types_in_use += mapped_count[t] != 0;
 	atomic_store_explicit(&gdr_handle_mixed, types_in_use > 1, memory_order_relaxed);
+	fast_update_locked();
 }
 
 /* Take the slot out of use; on the free list unless its generations are spent. Under table_lock. */
@@ -139,6 +162,7 @@ static void fork_child(void)
 	for (int t = 0; t < GDR_MAPPING_TYPE_MAX; t++)
 		mapped_count[t] = 0;
 	atomic_store_explicit(&gdr_handle_mixed, 0, memory_order_relaxed);
+	fast_update_locked();
 	pthread_mutex_unlock(&table_lock);
 }
 

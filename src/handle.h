@@ -9,6 +9,7 @@
 #define GDR_HANDLE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,14 +28,19 @@ struct gdr_memh *gdr_handle_lookup(struct gdr *g, unsigned long h);
 void gdr_handle_publish_mapping(struct gdr_memh *mh);
 
 /*
- * The table's layout, for the lock-free lookup below, which the copies inline: every
+ * The table's layout, for the lock-free lookups below, which the copies inline: every
  * instruction between two reads through a BAR delays the second (docs/performance.md).
+ *
+ * A handle's low INDEX_BITS hold its slot's position, index + 1, so that no valid handle has
+ * them 0. Position p lives at gdr_handle_chunks[p / SLOTS_PER_CHUNK][p % SLOTS_PER_CHUNK].
+ * Position 0 is never used, and every chunk not yet allocated is gdr_handle_no_chunk, whose
+ * slots are all free: a lookup of any value reads valid memory without a test, and finds a free
+ * slot (tag 0, type NONE, an empty range) unless the value names a live handle.
  */
 #define GDR_HANDLE_INDEX_BITS 20
 #define GDR_HANDLE_SLOTS_PER_CHUNK 1024u
 #define GDR_HANDLE_MAX_SLOTS ((1u << GDR_HANDLE_INDEX_BITS) - 1)
-#define GDR_HANDLE_MAX_CHUNKS \
-	((GDR_HANDLE_MAX_SLOTS + GDR_HANDLE_SLOTS_PER_CHUNK - 1) / GDR_HANDLE_SLOTS_PER_CHUNK)
+#define GDR_HANDLE_MAX_CHUNKS ((1u << GDR_HANDLE_INDEX_BITS) / GDR_HANDLE_SLOTS_PER_CHUNK)
 
 struct gdr_handle_slot {
 	_Atomic unsigned long tag;		/* the live handle value; 0 when free */
@@ -47,23 +53,65 @@ struct gdr_handle_slot {
 	uint32_t next_free;			/* index + 1 of the next free slot; same */
 };
 
-/* Chunks of slots, allocated on demand and never freed (handle.c). */
+/* Chunks of slots, allocated on demand and never freed; gdr_handle_no_chunk until then. */
 extern _Atomic(struct gdr_handle_slot *) gdr_handle_chunks[GDR_HANDLE_MAX_CHUNKS];
+extern struct gdr_handle_slot gdr_handle_no_chunk[GDR_HANDLE_SLOTS_PER_CHUNK];
 /* Set while mappings of more than one type exist in the process (GDRCopy then fences fully). */
 extern _Atomic int gdr_handle_mixed;
+/*
+ * GDR_MAPPING_TYPE_WC while a copy through a WC mapping may take the public calls' flat path
+ * (no mappings of other types, and copies need no fence of their own: inflight.h); otherwise
+ * a value no mapping has. gdr_handle_fast_update recomputes it.
+ */
+extern _Atomic int gdr_handle_fast_type;
 
-/* The slot h names, or NULL; touches only memory that stays valid, whatever h is. */
+/* Recompute gdr_handle_fast_type after gdr_inflight_fence changed. */
+void gdr_handle_fast_update(void);
+
+/* The slot at h's position: always valid memory, whatever h is (position 0: a free slot). */
+static inline __attribute__((always_inline)) struct gdr_handle_slot *
+gdr_handle_slot_at(unsigned long h)
+{
+	uint32_t pos = (uint32_t)(h & ((1UL << GDR_HANDLE_INDEX_BITS) - 1));
+	struct gdr_handle_slot *chunk =
+		atomic_load_explicit(&gdr_handle_chunks[pos / GDR_HANDLE_SLOTS_PER_CHUNK],
+				     memory_order_acquire);
+
+	return &chunk[pos % GDR_HANDLE_SLOTS_PER_CHUNK];
+}
+
+/* The slot h names, or NULL when h cannot name one (its position is 0). */
 static inline struct gdr_handle_slot *gdr_handle_slot_of(unsigned long h)
 {
-	uint32_t low = (uint32_t)(h & ((1UL << GDR_HANDLE_INDEX_BITS) - 1));
-	struct gdr_handle_slot *chunk;
+	return h & ((1UL << GDR_HANDLE_INDEX_BITS) - 1) ? gdr_handle_slot_at(h) : NULL;
+}
 
-	if (!low)
-		return NULL;
-	low--;
-	chunk = atomic_load_explicit(&gdr_handle_chunks[low / GDR_HANDLE_SLOTS_PER_CHUNK],
-				     memory_order_acquire);
-	return chunk ? &chunk[low % GDR_HANDLE_SLOTS_PER_CHUNK] : NULL;
+/*
+ * Lock-free, for copies: the range of h's mapping, read consistently (the slot was not retired
+ * meanwhile), or false when h is not live. A free slot has an empty range and type NONE.
+ */
+static inline __attribute__((always_inline)) bool
+gdr_handle_read_mapping(const struct gdr_handle_slot *s, unsigned long h, int *type,
+			uintptr_t *base, size_t *len)
+{
+	if (atomic_load_explicit(&s->tag, memory_order_acquire) != h)
+		return false;
+	*type = atomic_load_explicit(&s->map_type, memory_order_acquire);
+	*base = atomic_load_explicit(&s->map_base, memory_order_relaxed);
+	*len = atomic_load_explicit(&s->map_size, memory_order_relaxed);
+	/* Seqlock-style re-check: the slot was not retired while we read it. */
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&s->tag, memory_order_relaxed) == h;
+}
+
+/* [ptr, ptr + size) lies inside [base, base + len). */
+static inline __attribute__((always_inline)) bool gdr_handle_range_ok(uintptr_t base, size_t len,
+								      const void *ptr, size_t size)
+{
+	uintptr_t end;
+
+	/* Below base, p - base wraps to more than any mapping, so the sum overflows or exceeds len. */
+	return !__builtin_add_overflow((uintptr_t)ptr - base, size, &end) && end <= len;
 }
 
 /*
@@ -74,24 +122,32 @@ static inline struct gdr_handle_slot *gdr_handle_slot_of(unsigned long h)
 static inline __attribute__((always_inline)) gdr_mapping_type_t
 gdr_handle_mapping(unsigned long h, const void *ptr, size_t size, int *mixed)
 {
-	struct gdr_handle_slot *s = gdr_handle_slot_of(h);
-	uintptr_t base, p = (uintptr_t)ptr;
+	uintptr_t base;
 	size_t len;
 	int type;
 
-	if (!s || atomic_load_explicit(&s->tag, memory_order_acquire) != h)
-		return GDR_MAPPING_TYPE_NONE;
-	type = atomic_load_explicit(&s->map_type, memory_order_acquire);
-	base = atomic_load_explicit(&s->map_base, memory_order_relaxed);
-	len = atomic_load_explicit(&s->map_size, memory_order_relaxed);
-	/* Seqlock-style re-check: the slot was not retired while we read it. */
-	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&s->tag, memory_order_relaxed) != h)
-		return GDR_MAPPING_TYPE_NONE;
-	if (p < base || size > len || p - base > len - size)
+	if (!gdr_handle_read_mapping(gdr_handle_slot_at(h), h, &type, &base, &len) ||
+	    !gdr_handle_range_ok(base, len, ptr, size))
 		return GDR_MAPPING_TYPE_NONE;
 	*mixed = atomic_load_explicit(&gdr_handle_mixed, memory_order_relaxed);
 	return (gdr_mapping_type_t)type;
+}
+
+/*
+ * The public copies' common case in one test: h is live, its mapping holds [ptr, ptr + size),
+ * and is of gdr_handle_fast_type (write-combined, the process's only type, no fences needed).
+ * False says nothing more: the caller then takes gdr_handle_mapping's general path.
+ */
+static inline __attribute__((always_inline)) bool
+gdr_handle_maps_fast(unsigned long h, const void *ptr, size_t size)
+{
+	uintptr_t base;
+	size_t len;
+	int type;
+
+	return gdr_handle_read_mapping(gdr_handle_slot_at(h), h, &type, &base, &len) &&
+	       type == atomic_load_explicit(&gdr_handle_fast_type, memory_order_relaxed) &&
+	       gdr_handle_range_ok(base, len, ptr, size);
 }
 
 #ifdef GDR_WITH_TEST_HOOKS

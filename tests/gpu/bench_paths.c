@@ -133,19 +133,17 @@ static int nops_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t
 }
 
 /* Whether the flat path's common case holds: else the variants hand the copy to the library. */
-static inline int common_case(gdr_mapping_type_t type, int mixed, size_t size, const void *h_ptr)
+static inline int common_case(gdr_mh_t handle, const void *map_d_ptr, size_t size,
+			      const void *h_ptr)
 {
-	return type == GDR_MAPPING_TYPE_WC && !mixed && size && h_ptr;
+	return gdr_handle_maps_fast(handle.h, map_d_ptr, size) && size && h_ptr;
 }
 
 /* The flat path without the announcement: what announcing costs in it is the rest. */
 static int flat_unannounced_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
 			       size_t size)
 {
-	int mixed = 0;
-	gdr_mapping_type_t type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
-
-	if (!common_case(type, mixed, size, h_ptr))
+	if (!common_case(handle, map_d_ptr, size, h_ptr))
 		return gdr_copy_to_mapping(handle, map_d_ptr, h_ptr, size);
 	gdr_copy_to_wc(map_d_ptr, h_ptr, size);
 	return 0;
@@ -154,10 +152,7 @@ static int flat_unannounced_to(gdr_mh_t handle, void *map_d_ptr, const void *h_p
 static int flat_unannounced_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
 				 size_t size)
 {
-	int mixed = 0;
-	gdr_mapping_type_t type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
-
-	if (!common_case(type, mixed, size, h_ptr))
+	if (!common_case(handle, map_d_ptr, size, h_ptr))
 		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
 	gdr_copy_from_wc(h_ptr, map_d_ptr, size);
 	return 0;
@@ -191,17 +186,14 @@ static int flat_fence_last_from(gdr_mh_t handle, void *h_ptr, const void *map_d_
 				size_t size)
 {
 	const struct gdr_copy_dir *d = &gdr_copy_active.from;
-	gdr_mapping_type_t type;
-	int mixed = 0;
 
 	if (!gdr_inflight_enter_outer())
 		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
-	type = gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed);
-	if (!common_case(type, mixed, size, h_ptr)) {
+	if (!common_case(handle, map_d_ptr, size, h_ptr)) {
 		gdr_inflight_leave_outer();
 		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
 	}
-	d->fn[gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);
+	d->fn[gdr_copy_class_indexed(d, size)](h_ptr, map_d_ptr, size);
 	gdr_inflight_leave_outer();
 	gdr_copy_fence(gdr_copy_active.from_wc_fence);
 	return 0;

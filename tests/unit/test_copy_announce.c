@@ -5,7 +5,9 @@
  * (copied, stale handle, range outside the mapping, no host buffer, nothing to copy), leaves the
  * record's seq even and two further on, so gdr_unmap never waits for a copy that has returned;
  * and a copy made while the thread is inside one (a signal handler's: seq odd) still copies and
- * checks, and leaves seq alone for the copy it interrupted.
+ * checks, and leaves seq alone for the copy it interrupted. The flat path's gate
+ * (gdr_handle_fast_type) is open only while mappings are all write-combined and membarrier
+ * orders the copies, and copies are right on either side of it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 
 #include "fake_gpu.h"
 #include "gdrapi.h"
+#include "handle.h"
 #include "harness.h"
 #include "inflight.h"
 
@@ -78,18 +81,55 @@ static void *first_copy(void *arg)
 	return NULL;
 }
 
+static int gate_open(void)
+{
+	return atomic_load_explicit(&gdr_handle_fast_type, memory_order_relaxed) ==
+	       GDR_MAPPING_TYPE_WC;
+}
+
+/*
+ * The gate follows the process's mappings and the copies' fencing: open with WC mappings only
+ * where membarrier orders copies; closed while a caching mapping exists too, and where copies
+ * fence themselves. Copies and their announcements are the same either way.
+ */
+static void flat_path_gate(gdr_t g, uint8_t *gpu2)
+{
+	int membarrier = !atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed);
+	gdr_mh_t other;
+	void *va2;
+
+	EXPECT(gate_open() == membarrier);
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu2, BUF, 0, 0, &other), 0);
+	EXPECT_ERR(gdr_map_v2(g, other, &va2, BUF, GDR_MAP_FLAG_REQ_CACHE_MAPPING), 0);
+	EXPECT(!gate_open());
+	outcomes(0);
+	EXPECT_ERR(gdr_unmap(g, other, va2, BUF), 0);
+	EXPECT(gate_open() == membarrier);
+	EXPECT_ERR(gdr_unpin_buffer(g, other), 0);
+
+	/* As where the kernel has no membarrier: copies fence themselves and skip the flat path. */
+	atomic_store_explicit(&gdr_inflight_fence, 1, memory_order_relaxed);
+	gdr_handle_fast_update();
+	EXPECT(!gate_open());
+	outcomes(0);
+	atomic_store_explicit(&gdr_inflight_fence, !membarrier, memory_order_relaxed);
+	gdr_handle_fast_update();
+	EXPECT(gate_open() == membarrier);
+}
+
 int main(void)
 {
 	pthread_t t;
 	void *va;
-	uint8_t *gpu;
+	uint8_t *gpu, *gpu2;
 	gdr_t g;
 	int ok = 0;
 
 	setenv("GDRCOPY_BACKEND", "test", 1);
 	gpu = fake_gpu_alloc(BUF);
+	gpu2 = fake_gpu_alloc(BUF);
 	g = gdr_open();
-	if (!gpu || !g) {
+	if (!gpu || !gpu2 || !g) {
 		fprintf(stderr, "setup failed\n");
 		return TEST_FAIL;
 	}
@@ -110,10 +150,12 @@ int main(void)
 	outcomes(1);
 	atomic_store_explicit(&gdr_inflight_self->seq, seq() + 1, memory_order_relaxed);
 	outcomes(0);
+	flat_path_gate(g, gpu2);
 
 	EXPECT_ERR(gdr_unmap(g, mh, va, BUF), 0);
 	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
 	EXPECT_ERR(gdr_close(g), 0);
 	fake_gpu_free(gpu);
+	fake_gpu_free(gpu2);
 	return test_status();
 }

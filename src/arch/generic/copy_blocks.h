@@ -43,7 +43,10 @@ static inline __attribute__((always_inline)) void gdr_copy_upto64(uint8_t *d, co
 	}
 }
 
-/* A load of 1 to 64 bytes: the (at most five) blocks that hold it, then one host copy. */
+/*
+ * A load of 1 to 64 bytes: the (at most five) blocks that hold it, then one host copy; whole
+ * aligned blocks (a flag word, a descriptor, a completion record) go straight to the host.
+ */
 static inline __attribute__((always_inline)) void
 gdr_blocks_load_small(uint8_t *d, const uint8_t *s, size_t n, size_t w,
 		      gdr_load_block_fn load_block)
@@ -52,6 +55,11 @@ gdr_blocks_load_small(uint8_t *d, const uint8_t *s, size_t n, size_t w,
 	size_t off = (uintptr_t)s & (w - 1);
 	const uint8_t *block = s - off;
 
+	if (!((off | n) & (w - 1))) {
+		for (size_t i = 0; i < n; i += w)
+			load_block(d + i, s + i);
+		return;
+	}
 	for (size_t i = 0; i < off + n; i += w)
 		load_block(buf + i, block + i);
 	gdr_copy_upto64(d, buf + off, n);
