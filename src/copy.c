@@ -389,8 +389,8 @@ const struct gdr_copy_impl *gdr_copy_table_impl(const struct gdr_copy_table *t, 
  */
 static pthread_once_t copy_once = PTHREAD_ONCE_INIT;
 struct gdr_copy_table gdr_copy_active = {
-	.to = { 1, { SIZE_MAX }, { gdr_copy_store_generic }, { &impl_generic } },
-	.from = { 1, { SIZE_MAX }, { gdr_copy_load_generic }, { &impl_generic } },
+	.to = { 1, { SIZE_MAX }, { gdr_copy_store_generic }, { &impl_generic }, { 0 } },
+	.from = { 1, { SIZE_MAX }, { gdr_copy_load_generic }, { &impl_generic }, { 0 } },
 	.tiny_to_max = GDR_COPY_TINY_MAX,
 	.from_wc_fence = GDR_COPY_FENCE_STORE,
 };

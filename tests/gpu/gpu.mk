@@ -75,6 +75,16 @@ $(GPU_IMPLS_BENCH): $(GPU_IMPLS_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_IMPLS_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl
 gpu-build: $(GPU_IMPLS_BENCH)
 
+# What each copy executes, counted by bench/count-instructions.sh under callgrind; built like
+# bench_copy_impls (the static library, GDRCopy 2.6's strategy beside it).
+GPU_COUNT := $(GPU_DIR)/count_copy_instructions
+GPU_COUNT_OBJS := $(OBJ)/tests/gpu/count_copy_instructions.o $(OBJ)/tests/gpu/gdrcopy26_copy.o
+$(GPU_COUNT): $(GPU_COUNT_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_COUNT_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl
+gpu-build: $(GPU_COUNT)
+
 # bench_copy_impls -q on the simulated CUDA driver: a tier-1 test of the program (not of its
 # numbers), with the tools' test helpers. Its source is here, beside the program.
 GPU_BENCH_SIM_TEST := $(GPU_DIR)/test_bench_copy_sim
@@ -84,3 +94,13 @@ $(GPU_BENCH_SIM_TEST): tests/gpu/test_bench_copy_sim.sh $(BUILD)/tests/tools/too
 		-e 's|@BENCH@|$(abspath $(GPU_IMPLS_BENCH))|' $< >$@ && chmod +x $@
 test-build: $(GPU_BENCH_SIM_TEST) $(GPU_IMPLS_BENCH) $(SIM_CUDA_LIB)
 TEST_TESTS += $(GPU_BENCH_SIM_TEST)
+
+# bench/count-instructions.sh on the simulated CUDA driver, the same way.
+GPU_COUNT_TEST := $(GPU_DIR)/test_count_instructions
+$(GPU_COUNT_TEST): tests/gpu/test_count_instructions.sh $(BUILD)/tests/tools/tools_lib.sh
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/tools/tools_lib.sh)|' \
+		-e 's|@SCRIPT@|$(abspath bench/count-instructions.sh)|' \
+		-e 's|@BUILD@|$(abspath $(BUILD))|' $< >$@ && chmod +x $@
+test-build: $(GPU_COUNT_TEST) $(GPU_COUNT) $(SIM_CUDA_LIB)
+TEST_TESTS += $(GPU_COUNT_TEST)

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * count_copy_instructions SIZE CALLS: make CALLS back-to-back copies of SIZE bytes with each
+ * method, each method's loop in a function of its own, for bench/count-instructions.sh to count
+ * under callgrind. On a BAR, what a read executes between its loads and the next read's delays
+ * the next (docs/performance.md), so instructions per call are a figure of their own, and one
+ * that any machine can measure exactly: callgrind counts them the same on the simulated driver
+ * as on a GPU machine, for this CPU's routines. Links the library statically, like
+ * bench_copy_impls, for the dispatcher and GDRCopy 2.6's strategy beside the public calls.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "copy.h"
+#include "cpu.h"
+#include "gdrapi.h"
+#include "gdrcopy26_copy.h"
+#include "gpucommon.h"
+
+#define DEV_OFF (64u << 10)	/* as bench_copy_impls: aligned, away from the pin's start */
+
+/* Each loop is its own function, named for the method, so that callgrind counts it alone. */
+__attribute__((noinline)) void calls_library_from(gdr_mh_t mh, void *h, const void *d, size_t n,
+						   long k)
+{
+	for (long i = 0; i < k; i++)
+		gdr_copy_from_mapping(mh, h, d, n);
+}
+
+__attribute__((noinline)) void calls_dispatcher_from(void *h, const void *d, size_t n, long k)
+{
+	for (long i = 0; i < k; i++)
+		gdr_copy_from_mapping_type(GDR_MAPPING_TYPE_WC, 0, h, d, n);
+}
+
+__attribute__((noinline)) void calls_gdrcopy26_from(void *h, const void *d, size_t n, long k)
+{
+	for (long i = 0; i < k; i++)
+		gdrcopy26_copy_from_wc(h, d, n);
+}
+
+__attribute__((noinline)) void calls_library_to(gdr_mh_t mh, void *d, const void *h, size_t n,
+						 long k)
+{
+	for (long i = 0; i < k; i++)
+		gdr_copy_to_mapping(mh, d, h, n);
+}
+
+__attribute__((noinline)) void calls_dispatcher_to(void *d, const void *h, size_t n, long k)
+{
+	for (long i = 0; i < k; i++)
+		gdr_copy_to_mapping_type(GDR_MAPPING_TYPE_WC, 0, d, h, n);
+}
+
+__attribute__((noinline)) void calls_gdrcopy26_to(void *d, const void *h, size_t n, long k)
+{
+	for (long i = 0; i < k; i++)
+		gdrcopy26_copy_to_wc(d, h, n);
+}
+
+int main(int argc, char **argv)
+{
+	size_t n = argc == 3 ? strtoul(argv[1], NULL, 0) : 0;
+	long calls = argc == 3 ? strtol(argv[2], NULL, 0) : 0;
+	struct gpu_vmm vmm;
+	gdr_info_v2_t info;
+	gdr_mh_t mh;
+	uint8_t *host, *dev;
+	void *va;
+	int movdir64b;
+	gdr_t g;
+
+	if (n < 1 || n > (1u << 20) || calls < 1) {
+		fprintf(stderr, "usage: %s SIZE CALLS (SIZE 1 to 1 MiB)\n", argv[0]);
+		return 2;
+	}
+	if (gpu_init())
+		return 77;
+	if (gpu_vmm_alloc(&vmm, DEV_OFF + n, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
+		fprintf(stderr, "cuMemCreate of %zu bytes failed\n", DEV_OFF + n);
+		return 1;
+	}
+	g = gdr_open();
+	if (!g || gdr_pin_buffer(g, vmm.ptr, vmm.size, 0, 0, &mh) ||
+	    gdr_map(g, mh, &va, vmm.size) || gdr_get_info_v2(g, mh, &info)) {
+		fprintf(stderr, "gdr_open/pin/map failed: run gdrcopy_info\n");
+		return 1;
+	}
+	if (info.mapping_type != GDR_MAPPING_TYPE_WC) {
+		printf("the mapping is not write-combined (type %d): nothing to count\n",
+		       info.mapping_type);
+		return 77;
+	}
+	if (gdrcopy26_init(gdr_cpu_features(), &movdir64b)) {
+		printf("GDRCopy 2.6's strategy needs SSE4.1 and AVX2, which this CPU lacks\n");
+		return 77;
+	}
+	host = calloc(1, n);
+	if (!host) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
+	dev = (uint8_t *)va + DEV_OFF;
+	calls_library_from(mh, host, dev, n, calls);
+	calls_dispatcher_from(host, dev, n, calls);
+	calls_gdrcopy26_from(host, dev, n, calls);
+	calls_library_to(mh, dev, host, n, calls);
+	calls_dispatcher_to(dev, host, n, calls);
+	calls_gdrcopy26_to(dev, host, n, calls);
+	free(host);
+	gdr_unmap(g, mh, va, vmm.size);
+	gdr_unpin_buffer(g, mh);
+	gdr_close(g);
+	gpu_vmm_free(&vmm);
+	return 0;
+}
