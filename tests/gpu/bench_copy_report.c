@@ -339,8 +339,9 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 		   "instructions as the call before added to a 16-byte read, doing nothing (equal "
 		   "to the call before: the count of instructions is the cost; equal to the "
 		   "dispatcher: what they do is); the flat call without the announcement or without "
-		   "the lookup%s; the library's call; and the library as it runs where membarrier "
-		   "is missing and each copy fences itself.\n",
+		   "the lookup%s; the flat call as it was before it was made leaner (commit "
+		   "2f83a1c, with today's routines: bench_paths.c); the library's call; and the "
+		   "library as it runs where membarrier is missing and each copy fences itself.\n",
 		to_device ? "to" : "from",
 		to_device ? "" : ", and with the announcement ended before the store fence "
 				 "(nothing but the return after the fence)");

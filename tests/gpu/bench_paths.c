@@ -199,6 +199,102 @@ static int flat_fence_last_from(gdr_mh_t handle, void *h_ptr, const void *map_d_
 	return 0;
 }
 
+/*
+ * The flat call as it was before it was made leaner (commit 2f83a1c), on today's table: its
+ * announcement tested the fence mode, its lookup tested for position 0 and a missing chunk and
+ * ranges in three comparisons, it read the mixing flag apart from the type, searched the size
+ * classes from the first and tested the fence for NONE and FULL before STORE. The routines are
+ * today's in both.
+ */
+static inline __attribute__((always_inline)) gdr_mapping_type_t
+prev_lookup(unsigned long h, const void *ptr, size_t size, int *mixed)
+{
+	uint32_t low = (uint32_t)(h & ((1UL << GDR_HANDLE_INDEX_BITS) - 1));
+	struct gdr_handle_slot *chunk, *s;
+	uintptr_t base, p = (uintptr_t)ptr;
+	size_t len;
+	int type;
+
+	if (!low)
+		return GDR_MAPPING_TYPE_NONE;
+	chunk = atomic_load_explicit(&gdr_handle_chunks[low / GDR_HANDLE_SLOTS_PER_CHUNK],
+				     memory_order_acquire);
+	if (!chunk)
+		return GDR_MAPPING_TYPE_NONE;
+	s = &chunk[low % GDR_HANDLE_SLOTS_PER_CHUNK];
+	if (atomic_load_explicit(&s->tag, memory_order_acquire) != h)
+		return GDR_MAPPING_TYPE_NONE;
+	type = atomic_load_explicit(&s->map_type, memory_order_acquire);
+	base = atomic_load_explicit(&s->map_base, memory_order_relaxed);
+	len = atomic_load_explicit(&s->map_size, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&s->tag, memory_order_relaxed) != h)
+		return GDR_MAPPING_TYPE_NONE;
+	if (p < base || size > len || p - base > len - size)
+		return GDR_MAPPING_TYPE_NONE;
+	*mixed = atomic_load_explicit(&gdr_handle_mixed, memory_order_relaxed);
+	return (gdr_mapping_type_t)type;
+}
+
+static inline __attribute__((always_inline)) void prev_fence(enum gdr_copy_fence f)
+{
+	if (f == GDR_COPY_FENCE_NONE)
+		return;
+	if (f == GDR_COPY_FENCE_FULL)
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		gdr_copy_fence(GDR_COPY_FENCE_STORE);
+}
+
+static inline __attribute__((always_inline)) int prev_enter(void)
+{
+	if (!gdr_inflight_enter_outer())
+		return 0;
+	gdr_inflight_order();
+	return 1;
+}
+
+static int flat_prev_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
+{
+	const struct gdr_copy_dir *d = &gdr_copy_active.to;
+	gdr_mapping_type_t type;
+	int mixed = 0;
+
+	if (!prev_enter())
+		return gdr_copy_to_mapping(handle, map_d_ptr, h_ptr, size);
+	type = prev_lookup(handle.h, map_d_ptr, size, &mixed);
+	if (type != GDR_MAPPING_TYPE_WC || mixed || !size || !h_ptr) {
+		gdr_inflight_leave_outer();
+		return gdr_copy_to_mapping(handle, map_d_ptr, h_ptr, size);
+	}
+	if (size <= gdr_copy_active.tiny_to_max)
+		gdr_copy_tiny_store(map_d_ptr, h_ptr, size);
+	else
+		d->fn[gdr_copy_class_of(d, size)](map_d_ptr, h_ptr, size);
+	prev_fence(GDR_COPY_FENCE_STORE);
+	gdr_inflight_leave_outer();
+	return 0;
+}
+
+static int flat_prev_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	const struct gdr_copy_dir *d = &gdr_copy_active.from;
+	gdr_mapping_type_t type;
+	int mixed = 0;
+
+	if (!prev_enter())
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	type = prev_lookup(handle.h, map_d_ptr, size, &mixed);
+	if (type != GDR_MAPPING_TYPE_WC || mixed || !size || !h_ptr) {
+		gdr_inflight_leave_outer();
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	}
+	d->fn[gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);
+	prev_fence(gdr_copy_active.from_wc_fence);
+	gdr_inflight_leave_outer();
+	return 0;
+}
+
 static const struct bench_path paths[] = {
 	{ "path_before", "public call before", before_to, before_from },
 	{ "path_announced", "announce + dispatcher", announced_to, announced_from },
@@ -207,6 +303,7 @@ static const struct bench_path paths[] = {
 	{ "path_unannounced", "flat, not announced", flat_unannounced_to, flat_unannounced_from },
 	{ "path_unlooked", "flat, not looked up", flat_unlooked_to, flat_unlooked_from },
 	{ "path_fence_last", "flat, fence last", NULL, flat_fence_last_from },
+	{ "path_flat_before", "flat call before", flat_prev_to, flat_prev_from },
 };
 
 const struct bench_path *bench_paths(size_t *count)

@@ -52,8 +52,8 @@ check_lines bench_routine_rows "$md" "^\| $sizes( \| (\*\*)?($num|-)(\*\*)?)+ \|
 check_lines bench_where_rows "$md" "^\| $sizes \| [a-z0-9_]+( \| ($num|-))+ \|\$" 10
 check_lines bench_latency_rows "$md" "^\| (1 B|8 B|64 B|1 KiB) \| $num ±[0-9]+% \|" 4
 check_lines bench_targets "$md" '^- (Reads at or below GDRCopy|Reads within 1\.5x|A (64 B|1 KiB) read at most|An 8-byte write within 1\.03x)' 5
-check_lines bench_step_tables "$md" '^\| size \| routine \+ sfence \| dispatcher \| public call before \| announce \+ dispatcher \| lookup \+ dispatcher \| 88 nops \+ dispatcher \| flat, not announced \| flat, not looked up \|( flat, fence last \|)? library \| library, copies fenced \| library - dispatcher \|$' 2
-check_lines bench_step_rows "$md" "^\| (1 B|8 B|64 B|1 KiB)( \| $num){10,11} \| [-+]$num \|\$" 8
+check_lines bench_step_tables "$md" '^\| size \| routine \+ sfence \| dispatcher \| public call before \| announce \+ dispatcher \| lookup \+ dispatcher \| 88 nops \+ dispatcher \| flat, not announced \| flat, not looked up \|( flat, fence last \|)? flat call before \| library \| library, copies fenced \| library - dispatcher \|$' 2
+check_lines bench_step_rows "$md" "^\| (1 B|8 B|64 B|1 KiB)( \| $num){11,12} \| [-+]$num \|\$" 8
 check_lines bench_overhead "$md" "^- The public (read|write) call over the dispatcher, [0-9]+ B - [0-9]+ (B|KiB): [-+]$num to [-+]$num us \(the call before it was made flat: [-+]$num to [-+]$num us\)\$" 2
 check_lines bench_fence_note "$md" 'Copies (do not fence themselves here|\*\*fence themselves here)'
 check_lines bench_rows "$md" '^Rows for `(from|to)_wc_rows` in src/copy\.c: `(\{ [0-9]+, [a-z0-9_]+ \}, )*\{ SIZE_MAX, [a-z0-9_]+ \}`$' 2
@@ -67,7 +67,7 @@ fi
 for d in d2h h2d; do
 	for n in 1 8 64 1024 65536; do
 		paths=
-		[ "$n" -le 4096 ] && paths="path_before path_announced path_looked_up path_nops path_unannounced path_unlooked library_fenced"
+		[ "$n" -le 4096 ] && paths="path_before path_announced path_looked_up path_nops path_unannounced path_unlooked path_flat_before library_fenced"
 		[ "$n" -le 4096 ] && [ $d = d2h ] && paths="$paths path_fence_last"
 		for m in library library:generic cumemcpy $paths; do
 			if ! grep -qE "^throughput,$d,aligned,$n,$m,$num,$num,$num,$num,3,[0-9]+,ok\$" "$csv"; then
