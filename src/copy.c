@@ -389,8 +389,8 @@ const struct gdr_copy_impl *gdr_copy_table_impl(const struct gdr_copy_table *t, 
  */
 static pthread_once_t copy_once = PTHREAD_ONCE_INIT;
 struct gdr_copy_table gdr_copy_active = {
-	.to = { 1, { SIZE_MAX }, { gdr_copy_store_generic }, { &impl_generic }, { 0 } },
-	.from = { 1, { SIZE_MAX }, { gdr_copy_load_generic }, { &impl_generic }, { 0 } },
+	.to = { 1, { SIZE_MAX }, { gdr_copy_store_generic }, { &impl_generic } },
+	.from = { 1, { SIZE_MAX }, { gdr_copy_load_generic }, { &impl_generic } },
 	.tiny_to_max = GDR_COPY_TINY_MAX,
 	.from_wc_fence = GDR_COPY_FENCE_STORE,
 };
@@ -412,7 +412,7 @@ static void copy_init_once(void)
 	gdr_dbg("CPU features for the copy routines: %s", features);
 	gdr_copy_table_describe(&t, line, sizeof(line));
 	gdr_info("%s", line);
-	gdr_copy_table_install(&t);
+	gdr_copy_active = t;
 }
 
 void gdr_copy_init(void)
@@ -425,23 +425,9 @@ void gdr_copy_table_current(struct gdr_copy_table *t)
 	*t = gdr_copy_active;
 }
 
-/* first_class[b]: the class of 2^b, the smallest size whose highest set bit is b. */
-static void index_classes(struct gdr_copy_dir *d)
-{
-	int c = 0;
-
-	for (int b = 0; b < 64; b++) {
-		while (((size_t)1 << b) > d->max[c])
-			c++;
-		d->first_class[b] = (uint8_t)c;
-	}
-}
-
 void gdr_copy_table_install(const struct gdr_copy_table *t)
 {
 	gdr_copy_active = *t;
-	index_classes(&gdr_copy_active.to);
-	index_classes(&gdr_copy_active.from);
 }
 
 int gdr_copy_impl_for(int to_device, size_t n)
@@ -497,7 +483,7 @@ void gdr_copy_to_mapping_type(gdr_mapping_type_t type, int mixed, void *dst, con
 		if (n <= gdr_copy_active.tiny_to_max)
 			gdr_copy_tiny_store(dst, src, n);
 		else
-			d->fn[gdr_copy_class_indexed(d, n)](dst, src, n);
+			d->fn[gdr_copy_class_of(d, n)](dst, src, n);
 		gdr_copy_fence(GDR_COPY_FENCE_FULL);
 	}
 }
@@ -511,7 +497,7 @@ void gdr_copy_from_mapping_type(gdr_mapping_type_t type, int mixed, void *dst, c
 		if (!mixed) {
 			gdr_copy_from_wc(dst, src, n);
 		} else {
-			d->fn[gdr_copy_class_indexed(d, n)](dst, src, n);
+			d->fn[gdr_copy_class_of(d, n)](dst, src, n);
 			gdr_copy_fence(GDR_COPY_FENCE_FULL);
 		}
 		return;

@@ -94,7 +94,7 @@ static inline __attribute__((always_inline)) void gdr_copy_to_wc(void *dst, cons
 	if (n <= gdr_copy_active.tiny_to_max)
 		gdr_copy_tiny_store(dst, src, n);
 	else
-		d->fn[gdr_copy_class_indexed(d, n)](dst, src, n);
+		d->fn[gdr_copy_class_of(d, n)](dst, src, n);
 	gdr_copy_fence(GDR_COPY_FENCE_STORE);
 }
 
@@ -103,7 +103,7 @@ static inline __attribute__((always_inline)) void gdr_copy_from_wc(void *dst, co
 {
 	const struct gdr_copy_dir *d = &gdr_copy_active.from;
 
-	d->fn[gdr_copy_class_indexed(d, n)](dst, src, n);
+	d->fn[gdr_copy_class_of(d, n)](dst, src, n);
 	gdr_copy_fence(gdr_copy_active.from_wc_fence);
 }
 

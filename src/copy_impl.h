@@ -74,13 +74,6 @@ struct gdr_copy_dir {
 	size_t max[GDR_COPY_MAX_CLASSES];
 	gdr_copy_fn fn[GDR_COPY_MAX_CLASSES];
 	const struct gdr_copy_impl *impl[GDR_COPY_MAX_CLASSES];
-	/*
-	 * An index for the table in use (gdr_copy_active, copy.h): first_class[b] is the class
-	 * of 2^b, where the sizes whose highest set bit is b begin, so that a copy finds its
-	 * class in one step or two. Installing a table computes it; all zero (start at class 0)
-	 * is always correct.
-	 */
-	uint8_t first_class[64];
 };
 
 /* Tiny WC stores (flags, doorbells) of up to this many bytes may be inlined in the dispatcher. */
@@ -107,17 +100,6 @@ struct gdr_copy_table {
 static inline int gdr_copy_class_of(const struct gdr_copy_dir *d, size_t n)
 {
 	int c = 0;
-
-	while (n > d->max[c])
-		c++;
-	return c;
-}
-
-/* gdr_copy_class_of, starting from dir's first_class index (see struct gdr_copy_dir). */
-static inline __attribute__((always_inline)) size_t
-gdr_copy_class_indexed(const struct gdr_copy_dir *d, size_t n)
-{
-	size_t c = d->first_class[(unsigned int)(63 ^ __builtin_clzl((unsigned long)n | 1))];
 
 	while (n > d->max[c])
 		c++;

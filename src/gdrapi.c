@@ -474,15 +474,13 @@ static __attribute__((noinline)) int copy_from_announced(gdr_mh_t handle, void *
 
 /*
  * The rest of a copy that gdr_inflight_enter_outer announced, when it is not the common case:
- * a tail call, so that the common case shares no code with it. The flat path's lookup counts
- * only where membarrier orders it; this one is ordered here, where copies fence themselves.
+ * a tail call, so that the common case shares no code with it.
  */
 static __attribute__((noinline)) int copy_to_other(gdr_mh_t handle, void *map_d_ptr,
 						   const void *h_ptr, size_t size)
 {
 	int mixed = 0, ret;
 
-	gdr_inflight_order();
 	ret = copy_to(gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed), mixed, map_d_ptr,
 		      h_ptr, size);
 	gdr_inflight_leave_outer();
@@ -494,7 +492,6 @@ static __attribute__((noinline)) int copy_from_other(gdr_mh_t handle, void *h_pt
 {
 	int mixed = 0, ret;
 
-	gdr_inflight_order();
 	ret = copy_from(gdr_handle_mapping(handle.h, map_d_ptr, size, &mixed), mixed, h_ptr,
 			map_d_ptr, size);
 	gdr_inflight_leave_outer();

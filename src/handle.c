@@ -6,7 +6,6 @@
 #include <stdlib.h>
 
 #include "handle.h"
-#include "inflight.h"
 
 /*
  * h = generation << INDEX_BITS | (slot index + 1), the slot's position (handle.h). Chunks of
@@ -52,8 +51,7 @@ static uint32_t next_unused;
 static uint32_t free_head;
 static unsigned long mapped_count[GDR_MAPPING_TYPE_MAX];
 _Atomic int gdr_handle_mixed;
-/* Until gdr_inflight_init knows that copies need no fence, none takes the flat path. */
-_Atomic int gdr_handle_fast_type = GDR_MAPPING_TYPE_MAX;
+_Atomic int gdr_handle_fast_type = GDR_MAPPING_TYPE_WC;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* The slot of an index below next_unused. */
@@ -91,22 +89,13 @@ static int slot_alloc(uint32_t *index)
 	return 0;
 }
 
-/* Under table_lock, or in a fork child before anything else runs. */
-static void fast_update_locked(void)
+/* Whether mappings of more than one type exist, as both flags copies read. */
+static void set_mixed(int mixed)
 {
-	int fast = !atomic_load_explicit(&gdr_handle_mixed, memory_order_relaxed) &&
-		   !atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed);
-
+	atomic_store_explicit(&gdr_handle_mixed, mixed, memory_order_relaxed);
 	atomic_store_explicit(&gdr_handle_fast_type,
-			      fast ? GDR_MAPPING_TYPE_WC : GDR_MAPPING_TYPE_MAX,
+			      mixed ? GDR_MAPPING_TYPE_MAX : GDR_MAPPING_TYPE_WC,
 			      memory_order_relaxed);
-}
-
-void gdr_handle_fast_update(void)
-{
-	pthread_mutex_lock(&table_lock);
-	fast_update_locked();
-	pthread_mutex_unlock(&table_lock);
 }
 
 static void count_mapping(gdr_mapping_type_t type, int delta)
@@ -118,8 +107,7 @@ static void count_mapping(gdr_mapping_type_t type, int delta)
 	mapped_count[type] += delta;
 	for (int t = GDR_MAPPING_TYPE_NONE + 1; t < GDR_MAPPING_TYPE_MAX; t++)
 		types_in_use += mapped_count[t] != 0;
-	atomic_store_explicit(&gdr_handle_mixed, types_in_use > 1, memory_order_relaxed);
-	fast_update_locked();
+	set_mixed(types_in_use > 1);
 }
 
 /* Take the slot out of use; on the free list unless its generations are spent. Under table_lock. */
@@ -161,8 +149,7 @@ static void fork_child(void)
 	}
 	for (int t = 0; t < GDR_MAPPING_TYPE_MAX; t++)
 		mapped_count[t] = 0;
-	atomic_store_explicit(&gdr_handle_mixed, 0, memory_order_relaxed);
-	fast_update_locked();
+	set_mixed(0);
 	pthread_mutex_unlock(&table_lock);
 }
 

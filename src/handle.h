@@ -60,13 +60,10 @@ extern struct gdr_handle_slot gdr_handle_no_chunk[GDR_HANDLE_SLOTS_PER_CHUNK];
 extern _Atomic int gdr_handle_mixed;
 /*
  * GDR_MAPPING_TYPE_WC while a copy through a WC mapping may take the public calls' flat path
- * (no mappings of other types, and copies need no fence of their own: inflight.h); otherwise
- * a value no mapping has. gdr_handle_fast_update recomputes it.
+ * (no mappings of other types exist), otherwise a value no mapping has: gdr_handle_mixed and
+ * the type tested in one comparison.
  */
 extern _Atomic int gdr_handle_fast_type;
-
-/* Recompute gdr_handle_fast_type after gdr_inflight_fence changed. */
-void gdr_handle_fast_update(void);
 
 /* The slot at h's position: always valid memory, whatever h is (position 0: a free slot). */
 static inline __attribute__((always_inline)) struct gdr_handle_slot *
@@ -135,8 +132,8 @@ gdr_handle_mapping(unsigned long h, const void *ptr, size_t size, int *mixed)
 
 /*
  * The public copies' common case in one test: h is live, its mapping holds [ptr, ptr + size),
- * and is of gdr_handle_fast_type (write-combined, the process's only type, no fences needed).
- * False says nothing more: the caller then takes gdr_handle_mapping's general path.
+ * and is of gdr_handle_fast_type (write-combined, the process's only type). False says nothing
+ * more: the caller then takes gdr_handle_mapping's general path.
  */
 static inline __attribute__((always_inline)) bool
 gdr_handle_maps_fast(unsigned long h, const void *ptr, size_t size)

@@ -6,7 +6,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "handle.h"
 #include "inflight.h"
 #include "log.h"
 
@@ -132,11 +131,7 @@ static void fork_child(void)
 		r->in_use = false;
 		atomic_store_explicit(&r->seq, s + (s & 1), memory_order_relaxed);
 	}
-	/*
-	 * The registration is the mm's; the child's is new, so register it again. Should that
-	 * fail, no copy takes the flat path unfenced all the same: the child's inherited handles
-	 * are retired, and its first mapping recomputes gdr_handle_fast_type.
-	 */
+	/* The registration is the mm's; the child's is new, so register it again. */
 	if (!atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed) &&
 	    !membarrier_register())
 		atomic_store_explicit(&gdr_inflight_fence, 1, memory_order_relaxed);
@@ -150,7 +145,6 @@ static void inflight_init(void)
 		atomic_store_explicit(&gdr_inflight_fence, 0, memory_order_relaxed);
 	else
 		gdr_dbg("membarrier(PRIVATE_EXPEDITED) is not available: copies fence themselves");
-	gdr_handle_fast_update();
 }
 
 void gdr_inflight_init(void)

@@ -82,10 +82,6 @@ static inline void gdr_inflight_leave(struct gdr_inflight *r, unsigned long leav
  * copy: false, having changed nothing, otherwise (the caller then uses gdr_inflight_enter). It
  * hands nothing back, so a copy keeps no value alive across its routine's call (every
  * instruction around the loads of a read through a BAR costs: docs/performance.md).
- *
- * It orders the announcement before the caller's lookup for the compiler only. The caller
- * trusts its lookup only where gdr_handle_fast_type says that membarrier orders it; anywhere
- * else it calls gdr_inflight_order and looks again.
  */
 static inline __attribute__((always_inline)) bool gdr_inflight_enter_outer(void)
 {
@@ -98,7 +94,7 @@ static inline __attribute__((always_inline)) bool gdr_inflight_enter_outer(void)
 	if (__builtin_expect(s & 1, 0))
 		return false;
 	atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
+	gdr_inflight_order();
 	return true;
 }
 

@@ -35,7 +35,6 @@
 #include "gdrapi_ext.h"
 #include "gdrcopy26_copy.h"
 #include "gpucommon.h"
-#include "handle.h"
 #include "inflight.h"
 
 #include "bench_copy_run.h"
@@ -464,7 +463,6 @@ out:
 	}
 	gdr_copy_table_install(&bench.auto_t);
 	atomic_store_explicit(&gdr_inflight_fence, bench.inflight_fence, memory_order_relaxed);
-	gdr_handle_fast_update();
 	if (csv)
 		fclose(csv);
 	cu->cuMemFreeHost(bench.check_buf);

@@ -13,7 +13,6 @@
 #include "bench_raw.h"
 #include "copy.h"
 #include "gdrcopy26_copy.h"
-#include "handle.h"
 #include "inflight.h"
 
 static inline void store_fence(void)
@@ -136,7 +135,6 @@ static void prepare(const struct scenario *sc, const struct method *m, uint64_t 
 		gdr_copy_table_install(m->table);
 	atomic_store_explicit(&gdr_inflight_fence, m->fenced ? 1 : bench.inflight_fence,
 			      memory_order_relaxed);
-	gdr_handle_fast_update();
 	if (sc->to_device)
 		fill(sc->host, sc->n, seed);
 	else

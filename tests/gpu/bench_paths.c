@@ -193,7 +193,7 @@ static int flat_fence_last_from(gdr_mh_t handle, void *h_ptr, const void *map_d_
 		gdr_inflight_leave_outer();
 		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
 	}
-	d->fn[gdr_copy_class_indexed(d, size)](h_ptr, map_d_ptr, size);
+	d->fn[gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);
 	gdr_inflight_leave_outer();
 	gdr_copy_fence(gdr_copy_active.from_wc_fence);
 	return 0;
