@@ -11,6 +11,8 @@
 # program runs on the simulated CUDA driver over lavapipe (make test-build builds it). Needs
 # valgrind and `make gpu-build`. Prints a markdown table; every count includes the calling loop's
 # own few instructions (five with gcc -O2 on x86-64). Exit 77 when something is missing.
+# Valgrind before 3.20 cannot read clang's DWARF 5: count a gcc build, or clang's with
+# CFLAGS="-O2 -gdwarf-4".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
