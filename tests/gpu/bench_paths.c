@@ -201,10 +201,10 @@ static int flat_fence_last_from(gdr_mh_t handle, void *h_ptr, const void *map_d_
 
 /*
  * The flat call as it was before it was made leaner (commit 2f83a1c), on today's table: its
- * announcement tested the fence mode, its lookup tested for position 0 and a missing chunk and
- * ranges in three comparisons, it read the mixing flag apart from the type, searched the size
- * classes from the first and tested the fence for NONE and FULL before STORE. The routines are
- * today's in both.
+ * lookup tested for position 0 and a missing chunk (it also subtracted one, which today's table
+ * does not need) and ranges in three comparisons, it read the mixing flag apart from the type
+ * and tested the fence for NONE and FULL before STORE. Its announcement and size-class search
+ * were today's, and the routines are today's in both.
  */
 static inline __attribute__((always_inline)) gdr_mapping_type_t
 prev_lookup(unsigned long h, const void *ptr, size_t size, int *mixed)
@@ -246,21 +246,13 @@ static inline __attribute__((always_inline)) void prev_fence(enum gdr_copy_fence
 		gdr_copy_fence(GDR_COPY_FENCE_STORE);
 }
 
-static inline __attribute__((always_inline)) int prev_enter(void)
-{
-	if (!gdr_inflight_enter_outer())
-		return 0;
-	gdr_inflight_order();
-	return 1;
-}
-
 static int flat_prev_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
 {
 	const struct gdr_copy_dir *d = &gdr_copy_active.to;
 	gdr_mapping_type_t type;
 	int mixed = 0;
 
-	if (!prev_enter())
+	if (!gdr_inflight_enter_outer())
 		return gdr_copy_to_mapping(handle, map_d_ptr, h_ptr, size);
 	type = prev_lookup(handle.h, map_d_ptr, size, &mixed);
 	if (type != GDR_MAPPING_TYPE_WC || mixed || !size || !h_ptr) {
@@ -282,7 +274,7 @@ static int flat_prev_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, s
 	gdr_mapping_type_t type;
 	int mixed = 0;
 
-	if (!prev_enter())
+	if (!gdr_inflight_enter_outer())
 		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
 	type = prev_lookup(handle.h, map_d_ptr, size, &mixed);
 	if (type != GDR_MAPPING_TYPE_WC || mixed || !size || !h_ptr) {
