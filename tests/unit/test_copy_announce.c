@@ -6,8 +6,8 @@
  * record's seq even and two further on, so gdr_unmap never waits for a copy that has returned;
  * and a copy made while the thread is inside one (a signal handler's: seq odd) still copies and
  * checks, and leaves seq alone for the copy it interrupted. The flat path's gate
- * (gdr_handle_fast_type) is open only while mappings are all write-combined, and copies are
- * right on either side of it, and where they fence themselves.
+ * (gdr_handle_fast_type) is open only while every mapping is write-combined; copies are right on
+ * either side of it, and where copies fence themselves.
  */
 #include <errno.h>
 #include <pthread.h>
