@@ -25,9 +25,7 @@ static int case_access_after_gdr_close(void)
 	int ret, sig;
 
 	CHECK(g, "gdr_open");
-	ret = vm_map_buf(g, 2 * GPU_PAGE, &b);
-	if (!ret)
-		ret = vm_fill_words(b.map, 64, VM_MAGIC_PARENT);
+	ret = vm_map_filled(g, 2 * GPU_PAGE, 64, VM_MAGIC_PARENT, &b);
 	if (ret)
 		return ret;
 	CHECK(vm_try_read32(&b.map[1], &v) == 0 && v == VM_MAGIC_PARENT + 1, "read back");

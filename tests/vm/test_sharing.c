@@ -34,9 +34,7 @@ static int case_fork_access_after_free(void)
 	gdr_t g = vm_gdr_open();
 
 	CHECK(g, "gdr_open");
-	ret = vm_map_buf(g, GPU_PAGE, &b);
-	if (!ret)
-		ret = vm_fill_words(b.map, 16, VM_MAGIC_PARENT);
+	ret = vm_map_filled(g, GPU_PAGE, 16, VM_MAGIC_PARENT, &b);
 	if (ret)
 		return ret;
 	CHECK_OK(vm_free(b.a.va));
@@ -51,7 +49,7 @@ static int case_fork_access_after_free(void)
 		/* Its own GPU context and its own gdrdrv fd, like a new CUDA process. */
 		vm_sim_reopen();
 		cg = vm_gdr_open();
-		if (!cg || vm_map_buf(cg, GPU_PAGE, &mine) || vm_fill_words(mine.map, 16, VM_MAGIC_CHILD))
+		if (!cg || vm_map_filled(cg, GPU_PAGE, 16, VM_MAGIC_CHILD, &mine))
 			_exit(1);
 		if (write(to_parent[1], "r", 1) != 1 || read(to_child[0], &c, 1) != 1)
 			_exit(2);
@@ -81,9 +79,7 @@ static int case_fork_after_gdr_map(void)
 	int ret;
 
 	CHECK(g, "gdr_open");
-	ret = vm_map_buf(g, GPU_PAGE, &b);
-	if (!ret)
-		ret = vm_fill_words(b.map, 4, VM_MAGIC_PARENT);
+	ret = vm_map_filled(g, GPU_PAGE, 4, VM_MAGIC_PARENT, &b);
 	if (ret)
 		return ret;
 	pid = test_fork();
@@ -334,9 +330,7 @@ static int case_fork_map_and_free(void)
 	int ret, i;
 
 	CHECK(g, "gdr_open");
-	ret = vm_map_buf(g, GPU_PAGE, &b);
-	if (!ret)
-		ret = vm_fill_words(b.map, 8, VM_MAGIC_PARENT);
+	ret = vm_map_filled(g, GPU_PAGE, 8, VM_MAGIC_PARENT, &b);
 	if (ret)
 		return ret;
 	pid = test_fork();
@@ -347,7 +341,7 @@ static int case_fork_map_and_free(void)
 
 		vm_sim_reopen();
 		cg = vm_gdr_open();
-		if (!cg || vm_map_buf(cg, GPU_PAGE, &mine) || vm_fill_words(mine.map, 8, VM_MAGIC_CHILD))
+		if (!cg || vm_map_filled(cg, GPU_PAGE, 8, VM_MAGIC_CHILD, &mine))
 			_exit(1);
 		if (vm_free(mine.a.va))
 			_exit(2);
@@ -397,7 +391,7 @@ static int inherited_child(gdr_t g, struct vm_buf *b)
 		return 14;
 	vm_sim_reopen();
 	cg = vm_gdr_open();
-	if (!cg || vm_map_buf(cg, GPU_PAGE, &mine) || vm_fill_words(mine.map, 8, VM_MAGIC_CHILD) ||
+	if (!cg || vm_map_filled(cg, GPU_PAGE, 8, VM_MAGIC_CHILD, &mine) ||
 	    gdr_close(cg))
 		return 15;
 	return 0;
@@ -413,9 +407,7 @@ static int case_fork_child_inherited_gdr_t(void)
 	int ret;
 
 	CHECK(g, "gdr_open");
-	ret = vm_map_buf(g, GPU_PAGE, &b);
-	if (!ret)
-		ret = vm_fill_words(b.map, 8, VM_MAGIC_PARENT);
+	ret = vm_map_filled(g, GPU_PAGE, 8, VM_MAGIC_PARENT, &b);
 	if (ret)
 		return ret;
 	pid = test_fork();

@@ -205,6 +205,13 @@ int vm_fill_words(uint32_t *map, size_t words, uint32_t magic)
 	return TEST_PASS;
 }
 
+int vm_map_filled(gdr_t g, uint64_t size, size_t words, uint32_t magic, struct vm_buf *b)
+{
+	int ret = vm_map_buf(g, size, b);
+
+	return ret ? ret : vm_fill_words(b->map, words, magic);
+}
+
 const char *vm_counts_str(const struct nvp2p_sim_counts *c)
 {
 	static __thread char buf[160];

@@ -107,6 +107,8 @@ int vm_map_buf_flags(gdr_t g, uint64_t size, uint32_t flags, struct vm_buf *b);
 int vm_map_buf(gdr_t g, uint64_t size, struct vm_buf *b);
 /* Store magic + i into word i of map, failing at the first store that faults. */
 int vm_fill_words(uint32_t *map, size_t words, uint32_t magic);
+/* vm_map_buf, then vm_fill_words of its first words: the first failure's result. */
+int vm_map_filled(gdr_t g, uint64_t size, size_t words, uint32_t magic, struct vm_buf *b);
 /* Pins nvp2p_sim holds now (~0 if it cannot say). */
 uint64_t vm_pins(void);
 /* Write a pattern through the mapping of [va, +size) and read it back through the sim. */
