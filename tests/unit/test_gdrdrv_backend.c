@@ -61,6 +61,17 @@ static void fake_reset(uint32_t version)
 	fake.next_handle = FAKE_FIRST_HANDLE;
 }
 
+/* gdr_open over the fake driver of that version, reset; NULL (a failed expectation) if refused. */
+static gdr_t open_driver(uint32_t version)
+{
+	gdr_t g;
+
+	fake_reset(version);
+	g = gdr_open();
+	EXPECT(g, "gdr_open over gdrdrv %#x", version);
+	return g;
+}
+
 static int fake_count(unsigned long cmd)
 {
 	int n = 0;
@@ -326,9 +337,7 @@ static int case_driver_2_6(void)
 	void *va = NULL;
 	gdr_t g;
 
-	fake_reset(0x20006);
-	g = gdr_open();
-	EXPECT(g, "gdr_open");
+	g = open_driver(0x20006);
 	if (!g)
 		return 0;
 	EXPECT(!gdr_pin_buffer_v2(g, GVA, 3 * 65536, GDR_PIN_FLAG_FORCE_PCIE, &mh), "pin_v2");
@@ -383,9 +392,7 @@ static int case_driver_2_4(void)
 	gdr_mh_t mh;
 	gdr_t g;
 
-	fake_reset(0x20004);
-	g = gdr_open();
-	EXPECT(g, "gdr_open");
+	g = open_driver(0x20004);
 	if (!g)
 		return 0;
 	EXPECT(gdr_pin_buffer_v2(g, GVA, 65536, GDR_PIN_FLAG_FORCE_PCIE, &mh) == EINVAL &&
@@ -417,9 +424,7 @@ static int case_driver_2_3(void)
 	gdr_mh_t mh;
 	gdr_t g;
 
-	fake_reset(0x20003);
-	g = gdr_open();
-	EXPECT(g, "gdr_open");
+	g = open_driver(0x20003);
 	if (!g)
 		return 0;
 	EXPECT(!gdr_pin_buffer_v2(g, GVA, 2 * 65536, 0, &mh), "pin");
@@ -441,9 +446,7 @@ static int case_error_paths(void)
 	gdr_mh_t mh, mh2;
 	gdr_t g;
 
-	fake_reset(0x20006);
-	g = gdr_open();
-	EXPECT(g, "gdr_open");
+	g = open_driver(0x20006);
 	if (!g)
 		return 0;
 	EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin");
@@ -482,9 +485,7 @@ static int case_unknown_mapping_types(void)
 	gdr_mh_t mh;
 	gdr_t g;
 
-	fake_reset(0x20006);
-	g = gdr_open();
-	EXPECT(g, "gdr_open");
+	g = open_driver(0x20006);
 	if (!g)
 		return 0;
 	EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin");
