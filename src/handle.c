@@ -50,7 +50,6 @@ _Atomic(struct gdr_handle_slot *) gdr_handle_chunks[GDR_HANDLE_MAX_CHUNKS] = {
 static uint32_t next_unused;
 static uint32_t free_head;
 static unsigned long mapped_count[GDR_MAPPING_TYPE_MAX];
-_Atomic int gdr_handle_mixed;
 _Atomic int gdr_handle_fast_type = GDR_MAPPING_TYPE_WC;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
@@ -89,10 +88,9 @@ static int slot_alloc(uint32_t *index)
 	return 0;
 }
 
-/* Whether mappings of more than one type exist, as both flags copies read. */
+/* Whether mappings of more than one type exist (handle.h: gdr_handle_fast_type). */
 static void set_mixed(int mixed)
 {
-	atomic_store_explicit(&gdr_handle_mixed, mixed, memory_order_relaxed);
 	atomic_store_explicit(&gdr_handle_fast_type,
 			      mixed ? GDR_MAPPING_TYPE_MAX : GDR_MAPPING_TYPE_WC,
 			      memory_order_relaxed);

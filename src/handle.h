@@ -56,12 +56,10 @@ struct gdr_handle_slot {
 /* Chunks of slots, allocated on demand and never freed; gdr_handle_no_chunk until then. */
 extern _Atomic(struct gdr_handle_slot *) gdr_handle_chunks[GDR_HANDLE_MAX_CHUNKS];
 extern struct gdr_handle_slot gdr_handle_no_chunk[GDR_HANDLE_SLOTS_PER_CHUNK];
-/* Set while mappings of more than one type exist in the process (GDRCopy then fences fully). */
-extern _Atomic int gdr_handle_mixed;
 /*
- * GDR_MAPPING_TYPE_WC while a copy through a WC mapping may take the public calls' flat path
- * (no mappings of other types exist), otherwise a value no mapping has: gdr_handle_mixed and
- * the type tested in one comparison.
+ * GDR_MAPPING_TYPE_WC while mappings of one type exist in the process; while there are more
+ * (GDRCopy then fences fully), GDR_MAPPING_TYPE_MAX, a value no mapping has. So the public
+ * calls' flat path tests the mixing and a mapping's type in one comparison.
  */
 extern _Atomic int gdr_handle_fast_type;
 
@@ -126,7 +124,8 @@ gdr_handle_mapping(unsigned long h, const void *ptr, size_t size, int *mixed)
 	if (!gdr_handle_read_mapping(gdr_handle_slot_at(h), h, &type, &base, &len) ||
 	    !gdr_handle_range_ok(base, len, ptr, size))
 		return GDR_MAPPING_TYPE_NONE;
-	*mixed = atomic_load_explicit(&gdr_handle_mixed, memory_order_relaxed);
+	*mixed = atomic_load_explicit(&gdr_handle_fast_type, memory_order_relaxed) ==
+		 GDR_MAPPING_TYPE_MAX;
 	return (gdr_mapping_type_t)type;
 }
 

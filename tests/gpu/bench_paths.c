@@ -232,7 +232,8 @@ prev_lookup(unsigned long h, const void *ptr, size_t size, int *mixed)
 		return GDR_MAPPING_TYPE_NONE;
 	if (p < base || size > len || p - base > len - size)
 		return GDR_MAPPING_TYPE_NONE;
-	*mixed = atomic_load_explicit(&gdr_handle_mixed, memory_order_relaxed);
+	*mixed = atomic_load_explicit(&gdr_handle_fast_type, memory_order_relaxed) ==
+		 GDR_MAPPING_TYPE_MAX;
 	return (gdr_mapping_type_t)type;
 }
 
