@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -280,6 +281,22 @@ CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handl
 	return res;
 }
 
+/*
+ * A new fd for the allocation's memory with a file description of its own, as each export of
+ * the real driver is: lavapipe's import reads a header at offset 0 with lseek + read, so
+ * imports of dups (which share one offset) in several threads at once can read each other's
+ * position and refuse the handle. Reopened through /proc; a dup where /proc is missing.
+ */
+static int export_fd(int fd)
+{
+	char path[64];
+	int nfd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	nfd = open(path, O_RDWR | O_CLOEXEC);
+	return nfd >= 0 ? nfd : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
 CUresult CUDAAPI cuMemExportToShareableHandle(void *shareableHandle,
 					      CUmemGenericAllocationHandle handle,
 					      CUmemAllocationHandleType handleType,
@@ -303,7 +320,7 @@ CUresult CUDAAPI cuMemExportToShareableHandle(void *shareableHandle,
 		/* nvp2p_sim memory has no fd to give. */
 		res = CUDA_ERROR_NOT_SUPPORTED;
 	} else {
-		fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+		fd = export_fd(p->fd);
 		if (fd < 0) {
 			res = errno == EMFILE ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_UNKNOWN;
 		} else {
