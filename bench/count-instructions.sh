@@ -1,7 +1,7 @@
 #!/bin/bash
 # Instructions per call of each copy method, counted exactly by callgrind: the library's public
-# calls, the dispatcher under them (gdr_copy_*_mapping_type, no handle lookup) and GDRCopy 2.6's
-# strategy (tests/gpu/gdrcopy26_copy.c), back to back, as tests/gpu/count_copy_instructions
+# calls, the dispatcher under them (gdr_copy_*_mapping_type, no handle lookup), GDRCopy 2.6's
+# public call and its strategy alone (tests/gpu/gdrcopy26_copy.c), back to back, as tests/gpu/count_copy_instructions
 # makes them. On a BAR what a read executes between its loads and the next read's delays the
 # next (docs/performance.md), so this is the figure to watch when changing the copy path.
 #
@@ -42,8 +42,8 @@ trap 'rm -rf "$tmp"' EXIT
 echo "Instructions per call, $calls back-to-back calls per method ($where; $(uname -m);"
 echo "\`bench/count-instructions.sh $sizes\`):"
 echo
-echo "| size | read: library | read: dispatcher | read: GDRCopy 2.6 strategy | write: library | write: dispatcher | write: GDRCopy 2.6 strategy |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| size | read: library | read: dispatcher | read: GDRCopy 2.6 call | read: GDRCopy 2.6 strategy | write: library | write: dispatcher | write: GDRCopy 2.6 call | write: GDRCopy 2.6 strategy |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for n in $sizes; do
 	valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$prog" "$n" "$calls" \
 		>"$tmp/out" 2>&1
@@ -61,9 +61,10 @@ for n in $sizes; do
 			v = $1; gsub(",", "", v); count[name] = v / calls
 		}
 		END {
-			split("library_from dispatcher_from gdrcopy26_from library_to dispatcher_to gdrcopy26_to", m)
+			split("library_from dispatcher_from gdrcopy26call_from gdrcopy26_from " \
+			      "library_to dispatcher_to gdrcopy26call_to gdrcopy26_to", m)
 			line = "| " n " B"
-			for (i = 1; i <= 6; i++) {
+			for (i = 1; i <= 8; i++) {
 				if (!(m[i] in count)) { print "no count for " m[i] > "/dev/stderr"; exit 1 }
 				line = line sprintf(" | %.0f", count[m[i]])
 			}

@@ -12,8 +12,10 @@
  *   dispatcher         gdr_copy_to/from_mapping_type: the dispatcher, without the handle lookup
  *   routine            the automatic choice's routine called directly, then an sfence
  *   routine_nofence    the same without the sfence
- *   gdrcopy26          GDRCopy 2.6's strategy (gdrcopy26_copy.c); gdrcopy26_movdir64b with its
- *                      MOVDIR64B stores
+ *   gdrcopy26_call     GDRCopy 2.6's public call (gdrcopy26_copy.h): its checks, the type and
+ *                      mixing tests, then its strategy and fence; what a GDRCopy user calls
+ *   gdrcopy26          GDRCopy 2.6's strategy alone (gdrcopy26_copy.c), then its sfence;
+ *                      gdrcopy26_movdir64b with its MOVDIR64B stores
  *   raw0 raw16 raw32 raw64   raw accesses of that width (bench_raw.h; 0: one plain access),
  *                      each copy followed by an sfence; raw_nofence: raw32 (else raw16, else
  *                      raw0) without it

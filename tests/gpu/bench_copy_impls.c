@@ -117,6 +117,7 @@ static void add_gdrcopy26(struct scenario *sc)
 {
 	if (!bench.have_gdrcopy26)
 		return;
+	add(sc, "gdrcopy26_call", K_GDRCOPY26_CALL);
 	add_call(sc, "gdrcopy26",
 		 sc->to_device ? gdrcopy26_copy_to_wc : gdrcopy26_copy_from_wc, 0);
 	if (sc->to_device && bench.have_movdir64b)
@@ -397,6 +398,10 @@ int main(int argc, char **argv)
 	bench.nofence_t = bench.auto_t;
 	bench.nofence_t.from_wc_fence = GDR_COPY_FENCE_NONE;
 	bench.have_gdrcopy26 = !gdrcopy26_init(bench.cpu, &bench.have_movdir64b);
+	if (bench.have_gdrcopy26) {
+		bench.g26_mh = gdrcopy26_map(bench.type);
+		bench.have_gdrcopy26 = bench.g26_mh.h != 0;
+	}
 	make_forced();
 
 	gdr_get_attribute(bench.g, (gdr_attr_t)GDR_ATTR_EXT_BACKEND, &backend);
@@ -468,6 +473,7 @@ out:
 	cu->cuMemFreeHost(bench.check_buf);
 	cu->cuMemFreeHost(bench.src_buf);
 	cu->cuMemFreeHost(bench.host_buf);
+	gdrcopy26_unmap(bench.g26_mh);
 	gdr_unmap(bench.g, bench.mh, va, vmm.size);
 	gdr_unpin_buffer(bench.g, bench.mh);
 	gdr_close(bench.g);

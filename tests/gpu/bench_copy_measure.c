@@ -110,6 +110,14 @@ static void run_calls(const struct scenario *sc, const struct method *m, long co
 				store_fence();
 		}
 		break;
+	case K_GDRCOPY26_CALL:
+		if (sc->to_device)
+			for (i = 0; i < count; i++)
+				gdrcopy26_copy_to_mapping(bench.g26_mh, dev, host, n);
+		else
+			for (i = 0; i < count; i++)
+				gdrcopy26_copy_from_mapping(bench.g26_mh, host, dev, n);
+		break;
 	case K_RAW:
 		if (sc->to_device)
 			bench_raw_stores(dev, host, n, count, m->width, m->fence);

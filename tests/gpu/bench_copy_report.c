@@ -173,25 +173,30 @@ void report_header(FILE *f, const char *first, const char *const *cols, int ncol
 static void comparison(FILE *f, const struct bench_info *info, int to_device)
 {
 	static const char *const read_cols[] = {
-		"library", "GDRCopy 2.6 strategy", "library / GDRCopy", "fastest raw loads",
-		"library / raw", "cuMemcpyDtoH",
+		"library", "GDRCopy 2.6 call", "library / GDRCopy call", "GDRCopy 2.6 strategy",
+		"library / GDRCopy strategy", "fastest raw loads", "library / raw", "cuMemcpyDtoH",
 	};
 	static const char *const write_cols[] = {
-		"library", "GDRCopy 2.6 strategy", "library / GDRCopy",
-		"GDRCopy 2.6 with MOVDIR64B", "fastest raw stores", "library / raw", "cuMemcpyHtoD",
+		"library", "GDRCopy 2.6 call", "library / GDRCopy call", "GDRCopy 2.6 strategy",
+		"library / GDRCopy strategy", "GDRCopy 2.6 with MOVDIR64B", "fastest raw stores",
+		"library / raw", "cuMemcpyHtoD",
 	};
 
-	fprintf(f, "\n### The library against GDRCopy 2.6's strategy, raw %s and cuMemcpy\n\n"
+	fprintf(f, "\n### The library against GDRCopy 2.6, raw %s and cuMemcpy\n\n"
 		   "Back-to-back calls: median microseconds per call, ± the interquartile range "
-		   "in %% of the median; the raw column names its width (0: one plain access).\n",
+		   "in %% of the median; the raw column names its width (0: one plain access). "
+		   "GDRCopy 2.6 call: its public call as documented (the handle's memh, its "
+		   "checks, the type and mixing tests, the strategy, the fence); strategy: the copy "
+		   "and its sfence alone.\n",
 		to_device ? "stores" : "loads");
 	if (to_device)
-		report_header(f, "size", write_cols, 7, NULL, 1, NULL, 0);
+		report_header(f, "size", write_cols, 9, NULL, 1, NULL, 0);
 	else
-		report_header(f, "size", read_cols, 6, NULL, 0, NULL, 0);
+		report_header(f, "size", read_cols, 8, NULL, 0, NULL, 0);
 	for (int i = 0; i < info->nsizes; i++) {
 		size_t n = info->sizes[i];
 		const struct bench_result *lib = report_find(0, to_device, 0, n, "library");
+		const struct bench_result *call = report_find(0, to_device, 0, n, "gdrcopy26_call");
 		const struct bench_result *g26 = report_find(0, to_device, 0, n, "gdrcopy26");
 		const struct bench_result *raw = report_fastest_raw(0, to_device, n);
 		char size[32], rawcell[96] = "-";
@@ -201,7 +206,8 @@ static void comparison(FILE *f, const struct bench_info *info, int to_device)
 		gdr_copy_size_name(n, size, sizeof(size));
 		if (raw)
 			snprintf(rawcell, sizeof(rawcell), "%s (%s)", cell(raw, 0), raw->method);
-		fprintf(f, "| %s | %s | %s | %s |", size, cell(lib, 1), cell(g26, 1), ratio(lib, g26));
+		fprintf(f, "| %s | %s | %s | %s | %s | %s |", size, cell(lib, 1), cell(call, 1),
+			ratio(lib, call), cell(g26, 1), ratio(lib, g26));
 		if (to_device)
 			fprintf(f, " %s |", cell(report_find(0, 1, 0, n, "gdrcopy26_movdir64b"), 1));
 		fprintf(f, " %s | %s | %s |\n", rawcell, ratio(lib, raw),
@@ -214,7 +220,7 @@ static void routines(FILE *f, const struct bench_info *info, int latency, int to
 		     int unaligned, const size_t *sizes, int nsizes)
 {
 	static const char *const lat_cols[] = {
-		"library", "GDRCopy 2.6 strategy", "fastest raw", "cuMemcpyDtoH"
+		"library", "GDRCopy 2.6 call", "GDRCopy 2.6 strategy", "fastest raw", "cuMemcpyDtoH"
 	};
 	static const char *const unaligned_cols[] = {
 		"library", "GDRCopy 2.6 strategy", "library / GDRCopy"
@@ -222,7 +228,7 @@ static void routines(FILE *f, const struct bench_info *info, int latency, int to
 	static const char *const tail[] = { "fastest routine", "library uses" };
 
 	if (latency)
-		report_header(f, "size", lat_cols, 4, info, to_device, tail, 1);
+		report_header(f, "size", lat_cols, 5, info, to_device, tail, 1);
 	else if (unaligned)
 		report_header(f, "size", unaligned_cols, 3, info, to_device, tail, 1);
 	else
@@ -240,7 +246,11 @@ static void routines(FILE *f, const struct bench_info *info, int latency, int to
 			const struct bench_result *lib = report_find(latency, to_device, unaligned, n, "library");
 			const struct bench_result *g26 = report_find(latency, to_device, unaligned, n, "gdrcopy26");
 
-			fprintf(f, " %s | %s |", cell(lib, 1), cell(g26, 1));
+			fprintf(f, " %s |", cell(lib, 1));
+			if (latency)
+				fprintf(f, " %s |",
+					cell(report_find(1, 0, 0, n, "gdrcopy26_call"), 1));
+			fprintf(f, " %s |", cell(g26, 1));
 			if (latency)
 				fprintf(f, " %s | %s |", cell(report_fastest_raw(1, 0, n), 0),
 					cell(report_find(1, 0, 0, n, "cumemcpy"), 0));

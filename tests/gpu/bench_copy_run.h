@@ -32,6 +32,7 @@ enum kind {
 	K_PATH,		/* a variant of the public call (bench_paths.h), table installed */
 	K_DISPATCHER,	/* gdr_copy_to/from_mapping_type, table installed */
 	K_CALL,		/* fn, then an sfence if fence */
+	K_GDRCOPY26_CALL,	/* GDRCopy 2.6's public call (gdrcopy26_copy.h) on bench.g26_mh */
 	K_RAW,
 	K_CUMEMCPY,
 	K_TIMER,
@@ -66,6 +67,7 @@ struct scenario {
 struct bench_state {
 	gdr_t g;
 	gdr_mh_t mh;
+	gdr_mh_t g26_mh;	/* GDRCopy 2.6's handle of the same mapping, for its public calls */
 	gdr_mapping_type_t type;
 	uint8_t *map;
 	CUdeviceptr dptr;

@@ -6,7 +6,8 @@
  * the next (docs/performance.md), so instructions per call are a figure of their own, and one
  * that any machine can measure exactly: callgrind counts them the same on the simulated driver
  * as on a GPU machine, for this CPU's routines. Links the library statically, like
- * bench_copy_impls, for the dispatcher and GDRCopy 2.6's strategy beside the public calls.
+ * bench_copy_impls, for the dispatcher and GDRCopy 2.6's public call and strategy beside the
+ * public calls.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +37,11 @@
 CALLS(library_from, gdr_copy_from_mapping(mh, host, dev, n))
 CALLS(dispatcher_from, gdr_copy_from_mapping_type(GDR_MAPPING_TYPE_WC, 0, host, dev, n))
 CALLS(gdrcopy26_from, gdrcopy26_copy_from_wc(host, dev, n))
+CALLS(gdrcopy26call_from, gdrcopy26_copy_from_mapping(mh, host, dev, n))
 CALLS(library_to, gdr_copy_to_mapping(mh, dev, host, n))
 CALLS(dispatcher_to, gdr_copy_to_mapping_type(GDR_MAPPING_TYPE_WC, 0, dev, host, n))
 CALLS(gdrcopy26_to, gdrcopy26_copy_to_wc(dev, host, n))
+CALLS(gdrcopy26call_to, gdrcopy26_copy_to_mapping(mh, dev, host, n))
 
 int main(int argc, char **argv)
 {
@@ -46,7 +49,7 @@ int main(int argc, char **argv)
 	long calls = argc == 3 ? strtol(argv[2], NULL, 0) : 0;
 	struct gpu_vmm vmm;
 	gdr_info_v2_t info;
-	gdr_mh_t mh;
+	gdr_mh_t mh, g26;
 	uint8_t *host, *dev;
 	void *va;
 	int movdir64b;
@@ -77,8 +80,9 @@ int main(int argc, char **argv)
 		printf("GDRCopy 2.6's strategy needs SSE4.1 and AVX2, which this CPU lacks\n");
 		return 77;
 	}
+	g26 = gdrcopy26_map(GDR_MAPPING_TYPE_WC);
 	host = calloc(1, n);
-	if (!host) {
+	if (!host || !g26.h) {
 		fprintf(stderr, "out of memory\n");
 		return 1;
 	}
@@ -86,9 +90,12 @@ int main(int argc, char **argv)
 	calls_library_from(mh, host, dev, n, calls);
 	calls_dispatcher_from(mh, host, dev, n, calls);
 	calls_gdrcopy26_from(mh, host, dev, n, calls);
+	calls_gdrcopy26call_from(g26, host, dev, n, calls);
 	calls_library_to(mh, host, dev, n, calls);
 	calls_dispatcher_to(mh, host, dev, n, calls);
 	calls_gdrcopy26_to(mh, host, dev, n, calls);
+	calls_gdrcopy26call_to(g26, host, dev, n, calls);
+	gdrcopy26_unmap(g26);
 	free(host);
 	gdr_unmap(g, mh, va, vmm.size);
 	gdr_unpin_buffer(g, mh);

@@ -18,9 +18,13 @@
  */
 #include "gdrcopy26_copy.h"
 
+#include <errno.h>
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "arch/generic/copy_generic.h"
 #include "cpu.h"
@@ -155,7 +159,7 @@ dispatch(int to_device, uint8_t *d, const uint8_t *s, size_t n, kernel_fn k16, k
 
 	if (n < 16) {
 		aligned_copy(to_device, d, s, n);
-		goto out_fence;
+		return;
 	}
 	if ((uintptr_t)dev & 15) {
 		k = 16 - ((uintptr_t)dev & 15);
@@ -187,23 +191,132 @@ dispatch(int to_device, uint8_t *d, const uint8_t *s, size_t n, kernel_fn k16, k
 	}
 	if (n)
 		aligned_copy(to_device, d, s, n);
-out_fence:
-	_mm_sfence();
 }
 
 void gdrcopy26_copy_to_wc(void *dev, const void *host, size_t n)
 {
 	dispatch(1, dev, host, n, store16_k, store32_k, NULL);
+	_mm_sfence();
 }
 
 void gdrcopy26_copy_to_wc_movdir64b(void *dev, const void *host, size_t n)
 {
 	dispatch(1, dev, host, n, store16_k, store32_k, store64_k);
+	_mm_sfence();
 }
 
 void gdrcopy26_copy_from_wc(void *host, const void *dev, size_t n)
 {
 	dispatch(0, host, dev, n, load16_k, load32_k, NULL);
+	_mm_sfence();
+}
+
+/*
+ * The public calls. GDRCopy's handle is the address of its memh (section 2.2), whose fields
+ * before the mapping type are a sys/queue.h list entry (section 2.6); gdr_map counts mappings
+ * per type in process-global counters (section 2.3), from which every copy decides on the
+ * mixed-mapping fence (section 5.3).
+ */
+struct gdrcopy26_memh {
+	struct gdrcopy26_memh *le_next, **le_prev;
+	gdr_mapping_type_t mapping_type;
+	uint32_t handle;
+};
+
+static int type_count[GDR_MAPPING_TYPE_MAX];
+
+gdr_mh_t gdrcopy26_map(gdr_mapping_type_t type)
+{
+	struct gdrcopy26_memh *mh = calloc(1, sizeof(*mh));
+	gdr_mh_t handle = { 0 };
+
+	if (!mh || type <= GDR_MAPPING_TYPE_NONE || type >= GDR_MAPPING_TYPE_MAX) {
+		free(mh);
+		return handle;
+	}
+	mh->mapping_type = type;
+	type_count[type]++;
+	handle.h = (unsigned long)mh;
+	return handle;
+}
+
+void gdrcopy26_unmap(gdr_mh_t handle)
+{
+	struct gdrcopy26_memh *mh = (struct gdrcopy26_memh *)handle.h;
+
+	if (!mh)
+		return;
+	type_count[mh->mapping_type]--;
+	free(mh);
+}
+
+static inline __attribute__((always_inline)) int mixed_mappings(void)
+{
+	return (type_count[GDR_MAPPING_TYPE_WC] > 0) + (type_count[GDR_MAPPING_TYPE_CACHING] > 0) +
+	       (type_count[GDR_MAPPING_TYPE_DEVICE] > 0) > 1;
+}
+
+/*
+ * The fence after a copy: full when types are mixed, else a store fence for WC only. Decided
+ * after the copy, from the counters, so that the call keeps nothing alive across its kernels:
+ * the baseline is as lean as GDRCopy's documented rules allow.
+ */
+static inline __attribute__((always_inline)) void fence_after(int wc)
+{
+	if (mixed_mappings())
+		_mm_mfence();
+	else if (wc)
+		_mm_sfence();
+}
+
+/* The DEVICE mapping's copy: libc memcpy when all is 8-aligned, else the widest single accesses. */
+static void device_copy(int to_device, uint8_t *d, const uint8_t *s, size_t n)
+{
+	if (!(((uintptr_t)d | (uintptr_t)s | n) & 7))
+		memcpy(d, s, n);
+	else
+		aligned_copy(to_device, d, s, n);
+}
+
+/* One call, either direction: d and s are the destination and the source. */
+static inline __attribute__((always_inline)) int
+public_call(int to_device, gdr_mh_t handle, uint8_t *d, const uint8_t *s, size_t size)
+{
+	const struct gdrcopy26_memh *mh = (const struct gdrcopy26_memh *)handle.h;
+
+	if (mh->mapping_type == GDR_MAPPING_TYPE_NONE)
+		return EINVAL;
+	if (!size)
+		return 0;
+	switch (mh->mapping_type) {
+	case GDR_MAPPING_TYPE_WC:
+		if (to_device)
+			dispatch(1, d, s, size, store16_k, store32_k, NULL);
+		else
+			dispatch(0, d, s, size, load16_k, load32_k, NULL);
+		fence_after(1);
+		return 0;
+	case GDR_MAPPING_TYPE_CACHING:
+		memcpy(d, s, size);
+		break;
+	case GDR_MAPPING_TYPE_DEVICE:
+		device_copy(to_device, d, s, size);
+		break;
+	default:
+		return EINVAL;
+	}
+	fence_after(0);
+	return 0;
+}
+
+int gdrcopy26_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
+{
+	return public_call(1, handle, map_d_ptr, h_ptr, size);
+}
+
+int gdrcopy26_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	return public_call(0, handle, h_ptr, map_d_ptr, size);
 }
 
 #else
@@ -234,6 +347,37 @@ void gdrcopy26_copy_from_wc(void *host, const void *dev, size_t n)
 	(void)host;
 	(void)dev;
 	(void)n;
+}
+
+gdr_mh_t gdrcopy26_map(gdr_mapping_type_t type)
+{
+	gdr_mh_t handle = { 0 };
+
+	(void)type;
+	return handle;
+}
+
+void gdrcopy26_unmap(gdr_mh_t handle)
+{
+	(void)handle;
+}
+
+int gdrcopy26_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
+{
+	(void)handle;
+	(void)map_d_ptr;
+	(void)h_ptr;
+	(void)size;
+	return EINVAL;
+}
+
+int gdrcopy26_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	(void)handle;
+	(void)h_ptr;
+	(void)map_d_ptr;
+	(void)size;
+	return EINVAL;
 }
 
 #endif

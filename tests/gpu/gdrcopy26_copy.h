@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "gdrapi.h"
+
 /*
  * Check that a CPU with cpu_flags (enum gdr_cpu_feature) runs the strategy, as GDRCopy picks
  * its kernels in gdr_open. Returns 0, or -1 when this CPU or build cannot (it needs x86-64 with
@@ -22,5 +24,18 @@ void gdrcopy26_copy_to_wc(void *dev, const void *host, size_t n);
 void gdrcopy26_copy_from_wc(void *host, const void *dev, size_t n);
 /* Stores with MOVDIR64B for whole aligned 64-byte blocks, as GDRCopy built with it does. */
 void gdrcopy26_copy_to_wc_movdir64b(void *dev, const void *host, size_t n);
+
+/*
+ * GDRCopy 2.6's public calls around that strategy, from its documented rules (sections 2.2, 2.3,
+ * 2.6 and 5.3): the handle is the address of a memh holding the mapping type; a copy through an
+ * unmapped handle is EINVAL, one of 0 bytes returns 0; a copy picks the routine by the mapping's
+ * type and ends with a full fence when the process holds mappings of more than one type, else
+ * with a store fence for WC. No bounds check, as in GDRCopy. gdrcopy26_map makes a handle of
+ * the given type and counts it, as gdr_map does ({0} if out of memory); gdrcopy26_unmap undoes it.
+ */
+gdr_mh_t gdrcopy26_map(gdr_mapping_type_t type);
+void gdrcopy26_unmap(gdr_mh_t handle);
+int gdrcopy26_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size);
+int gdrcopy26_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size);
 
 #endif

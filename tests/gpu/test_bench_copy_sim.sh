@@ -45,13 +45,16 @@ if grep -q '^Every data check passed\.$' "$md" && ! grep -q 'FAILED' "$md"; then
 else
 	result fail bench_data_checks "$(sed -n '/^## Data checks that failed/,$p' "$md" | sed -n 3p)"
 fi
-check_lines bench_comparison_tables "$md" '^\| size \| library \| GDRCopy 2\.6 strategy \| library / GDRCopy \|' 2
-check_lines bench_comparison_rows "$md" "^\| $sizes \| $num ±[0-9]+% \| ($num ±[0-9]+%|-) \| " 10
+check_lines bench_comparison_tables "$md" '^\| size \| library \| GDRCopy 2\.6 call \| library / GDRCopy call \| GDRCopy 2\.6 strategy \| library / GDRCopy strategy \|' 2
+check_lines bench_comparison_rows "$md" "^\| $sizes \| $num ±[0-9]+% \| ($num ±[0-9]+%|-) \| ([0-9.]+x|-) \| ($num ±[0-9]+%|-) \| " 10
+check_lines bench_unaligned_tables "$md" '^\| size \| library \| GDRCopy 2\.6 strategy \| library / GDRCopy \|' 2
 check_lines bench_routine_tables "$md" '^\| size \| generic \| memcpy \|.* \| fastest routine \| library uses \|$' 2
 check_lines bench_routine_rows "$md" "^\| $sizes( \| (\*\*)?($num|-)(\*\*)?)+ \| [a-z0-9_]+ \| [a-z0-9_]+ \|\$" 10
 check_lines bench_where_rows "$md" "^\| $sizes \| [a-z0-9_]+( \| ($num|-))+ \|\$" 10
 check_lines bench_latency_rows "$md" "^\| (1 B|8 B|64 B|1 KiB) \| $num ±[0-9]+% \|" 4
-check_lines bench_targets "$md" '^- (Reads at or below GDRCopy|Reads within 1\.5x|A (64 B|1 KiB) read at most|An 8-byte write within 1\.03x)' 5
+check_lines bench_targets "$md" '^- (Reads within 1\.5x|A (64 B|1 KiB) read at most|An 8-byte write within 1\.03x)' 4
+check_lines bench_target_gdrcopy_call "$md" "^- Reads at or below GDRCopy 2\.6's public call at every size: (met|\*\*missed\*\* at )"
+check_lines bench_target_gdrcopy_strategy "$md" "^- Reads at or below GDRCopy 2\.6's strategy alone \(no public call around it\) at every size: (met|\*\*missed\*\* at )"
 check_lines bench_step_tables "$md" '^\| size \| routine \+ sfence \| dispatcher \| public call before \| announce \+ dispatcher \| lookup \+ dispatcher \| 88 nops \+ dispatcher \| flat, not announced \| flat, not looked up \|( flat, fence last \|)? flat call before \| library \| library, copies fenced \| library - dispatcher \|$' 2
 check_lines bench_step_rows "$md" "^\| (1 B|8 B|64 B|1 KiB)( \| $num){11,12} \| [-+]$num \|\$" 8
 check_lines bench_overhead "$md" "^- The public (read|write) call over the dispatcher, [0-9]+ B - [0-9]+ (B|KiB): [-+]$num to [-+]$num us \(the call before it was made flat: [-+]$num to [-+]$num us\)\$" 2

@@ -118,7 +118,7 @@ static const char *expected_auto(unsigned int cpu, int to_device, size_t n)
 		return n <= 64 ? "generic" : n <= 16384 || !(cpu & GDR_CPU_ERMS) ? vec : "rep_movsb";
 	if (!(cpu & GDR_CPU_SSE2))
 		return "generic";
-	if (n <= 16)
+	if (n <= 8)
 		return sse41 ? sse41 : "sse";
 	if (n > 255 && (cpu & GDR_CPU_AVX512F))
 		return "avx512";
@@ -144,7 +144,7 @@ static const char *expected_auto(unsigned int cpu, int to_device, size_t n)
 void copy_select_auto(void)
 {
 	static const size_t sizes[] = {
-		0, 1, 16, 17, 32, 33, 64, 65, 255, 256, 1024, 1025, 16384, 16385, 1 << 20,
+		0, 1, 8, 9, 16, 17, 32, 33, 64, 65, 255, 256, 1024, 1025, 16384, 16385, 1 << 20,
 	};
 	struct gdr_copy_table t;
 	char note[512], desc[512];

@@ -4,15 +4,16 @@
  * load each) and cut the range's ends out of a bounce buffer on the stack: sse41_blocks and
  * avx2, each of which passes its block and batch loads. Against copy_walk.h's loads they have
  * no loop and no call at the ends (a host copy of up to 64 bytes is at most two overlapping
- * moves of one width), and a copy of up to 64 bytes takes one straight path: on a BAR every
- * instruction between two calls' loads delays the next call's loads, so the ends should cost
- * as little as the loads.
+ * moves of one width), and whole aligned blocks of up to 128 bytes take a straight path with no
+ * stack frame: on a BAR every instruction between two calls' loads delays the next call's
+ * loads, so what surrounds the loads should cost as little as it can.
  * The compiler inlines the loads each routine passes:
  *   load_block(host, dev): copy the w bytes at the w-aligned device address dev to host.
  */
 #ifndef GDR_ARCH_COPY_BLOCKS_H
 #define GDR_ARCH_COPY_BLOCKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -43,10 +44,7 @@ static inline __attribute__((always_inline)) void gdr_copy_upto64(uint8_t *d, co
 	}
 }
 
-/*
- * A load of 1 to 64 bytes: the (at most five) blocks that hold it, then one host copy; whole
- * aligned blocks (a flag word, a descriptor, a completion record) go straight to the host.
- */
+/* A load of 1 to 64 bytes but not of whole aligned blocks: the blocks that hold it, one host copy. */
 static inline __attribute__((always_inline)) void
 gdr_blocks_load_small(uint8_t *d, const uint8_t *s, size_t n, size_t w,
 		      gdr_load_block_fn load_block)
@@ -55,11 +53,6 @@ gdr_blocks_load_small(uint8_t *d, const uint8_t *s, size_t n, size_t w,
 	size_t off = (uintptr_t)s & (w - 1);
 	const uint8_t *block = s - off;
 
-	if (!((off | n) & (w - 1))) {
-		for (size_t i = 0; i < n; i += w)
-			load_block(d + i, s + i);
-		return;
-	}
 	for (size_t i = 0; i < off + n; i += w)
 		load_block(buf + i, block + i);
 	gdr_copy_upto64(d, buf + off, n);
@@ -103,20 +96,36 @@ gdr_blocks_load_tail(uint8_t *d, const uint8_t *s, size_t n, size_t w,
 }
 
 /*
- * A whole load routine: up to 64 bytes in one straight path; else the head up to an
- * align-aligned device address, batches of batch bytes (load_batch(host, dev): copy batch bytes
- * from the align-aligned device address dev), and the tail.
+ * The straight path of a load routine: whole aligned blocks of up to 128 bytes (a flag word, a
+ * descriptor, a completion record, two lines of them), block by block, straight to the host.
+ * False, having loaded nothing, for any other range. A routine calls it first and sends the rest
+ * to gdr_blocks_load_rest in a function of its own, so that the straight path sets up no frame
+ * (the rest keeps bounce buffers on an aligned stack).
+ */
+static inline __attribute__((always_inline)) bool
+gdr_blocks_load_straight(void *dst, const void *src, size_t n, size_t w,
+			 gdr_load_block_fn load_block)
+{
+	if (n > 128 || (((uintptr_t)src | n) & (w - 1)))
+		return false;
+	for (size_t i = 0; i < n; i += w)
+		load_block((uint8_t *)dst + i, (const uint8_t *)src + i);
+	return true;
+}
+
+/*
+ * Any other load: up to 64 bytes through a bounce buffer; else the head up to an align-aligned
+ * device address, batches of batch bytes (load_batch(host, dev): copy batch bytes from the
+ * align-aligned device address dev), and the tail.
  */
 static inline __attribute__((always_inline)) void
-gdr_blocks_load(void *dst, const void *src, size_t n, size_t w, size_t align, size_t batch,
-		gdr_load_block_fn load_block, gdr_load_block_fn load_batch)
+gdr_blocks_load_rest(void *dst, const void *src, size_t n, size_t w, size_t align, size_t batch,
+		     gdr_load_block_fn load_block, gdr_load_block_fn load_batch)
 {
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 	size_t k;
 
-	if (!n)
-		return;
 	if (n <= 64) {
 		gdr_blocks_load_small(d, s, n, w, load_block);
 		return;

@@ -69,7 +69,13 @@ static inline void load256(void *host, const void *dev)
 		_mm256_storeu_si256((__m256i *)(d + 32 * i), v[i]);
 }
 
+static __attribute__((noinline)) void load_rest(void *dst, const void *src, size_t n)
+{
+	gdr_blocks_load_rest(dst, src, n, 32, 32, 256, load32, load256);
+}
+
 void gdr_copy_load_avx2(void *dst, const void *src, size_t n)
 {
-	gdr_blocks_load(dst, src, n, 32, 32, 256, load32, load256);
+	if (!gdr_blocks_load_straight(dst, src, n, 32, load32))
+		load_rest(dst, src, n);
 }

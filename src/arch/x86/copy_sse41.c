@@ -57,7 +57,13 @@ static inline void load256(void *host, const void *dev)
 		_mm_storeu_si128((__m128i *)(d + 16 * i), v[i]);
 }
 
+static __attribute__((noinline)) void load_rest(void *dst, const void *src, size_t n)
+{
+	gdr_blocks_load_rest(dst, src, n, 16, 16, 256, load16, load256);
+}
+
 void gdr_copy_load_sse41_blocks(void *dst, const void *src, size_t n)
 {
-	gdr_blocks_load(dst, src, n, 16, 16, 256, load16, load256);
+	if (!gdr_blocks_load_straight(dst, src, n, 16, load16))
+		load_rest(dst, src, n);
 }
