@@ -233,6 +233,8 @@ for step in [s for s in STEPS if s.startswith("pplat")]:
     for r in csv_rows(step):
         where = ("flags and data through cuMemcpyAsync" if r["test"] == "cumemcpy" else
                  "GPU flag %s, CPU flag %s, data %s" % (r["gpu_flag"], r["cpu_flag"], r["data"]))
+        if r["test"] == "raw":
+            where += "; the GPU flag written by a raw store + store fence, not the library"
         rows.append(["%s (%s)" % (step, r["test"]), "`%s`" % st["cmd"],
                      "mode %s: %s, %s B" % (r["mode"], where, r["size"]),
                      f(r["min_us"]), f(r["median_us"])])

@@ -3,7 +3,7 @@
 # side by side in the same run: bench_copy_impls (the library against GDRCopy 2.6's strategy, raw
 # accesses, cuMemcpy and each copy routine, in one process), copylat against cuMemcpy (-c) and a
 # raw store/load, each copy routine against the library's own choice (--impl all), pplat against
-# cuMemcpyAsync (-c).
+# cuMemcpyAsync (-c) and against a raw store of its flag (-r).
 #
 #   bench/run.sh [OUT_DIR]        (default: $OUT, else ./bench-out)
 #
@@ -113,7 +113,7 @@ step sweep gdrcopy_copylat -d "$DEV" $SWEEP -a cuMemCreate --impl all --csv
 step copybw gdrcopy_copybw -d "$DEV" $BW_SWEEP -a cuMemCreate --csv
 step apiperf gdrcopy_apiperf -d "$DEV" $API -a cuMemCreate --csv
 if [ -x "$BIN/gdrcopy_pplat" ]; then
-	step pplat_flag gdrcopy_pplat -d "$DEV" -t "$PP_ITERS" -G gpumem -C hostmem -c --csv
+	step pplat_flag gdrcopy_pplat -d "$DEV" -t "$PP_ITERS" -G gpumem -C hostmem -r -c --csv
 	step pplat_flag_gpumem gdrcopy_pplat -d "$DEV" -t "$PP_ITERS" -G gpumem -C gpumem --csv
 	step pplat_flag_hostmem gdrcopy_pplat -d "$DEV" -t "$PP_ITERS" -G hostmem -C hostmem --csv
 	step pplat_gpu_produces gdrcopy_pplat -d "$DEV" -t "$PP_ITERS" -m 1 -G gpumem -C gpumem --csv

@@ -159,6 +159,23 @@ void tool_map_gpu(struct tool_mapping *m, gdr_t g, const struct tool_cuda *cu, s
 /* Unmap, unpin ("unmapping buffer", "unpinning buffer" unless quiet) and free. */
 void tool_unmap_gpu(struct tool_mapping *m, int quiet);
 
+/*
+ * The store fence a write through a write-combined mapping needs to leave the CPU, with no
+ * library code around it: the raw baselines' (copylat, pplat -r).
+ */
+static inline void tool_store_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("sfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ volatile("dmb st" ::: "memory");
+#elif defined(__powerpc64__)
+	__asm__ volatile("sync" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 /* ---- Time and statistics ---------------------------------------------------------------------- */
 
 static inline double tool_now_us(void)

@@ -54,15 +54,7 @@ static void op_raw_store8(struct lat_ctx *c, size_t size)
 {
 	(void)size;
 	*(volatile uint64_t *)c->m->ptr = 0x0123456789abcdefULL;
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("sfence" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ volatile("dmb st" ::: "memory");
-#elif defined(__powerpc64__)
-	__asm__ volatile("sync" ::: "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
+	tool_store_fence();
 }
 
 /* One aligned 64-byte read: four MOVNTDQA streaming loads where SSE4.1 exists. */

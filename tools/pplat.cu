@@ -5,7 +5,10 @@
  * a flag the CPU waits for; mode 1, the GPU produces and the CPU consumes and acknowledges. Each
  * flag and the data live in GPU memory (pinned and mapped with gdrcopy) or in host memory
  * (cuMemHostAlloc, mapped for the GPU). -c runs the same exchange with every object in plain
- * device memory reached by cuMemcpyAsync + cuStreamSynchronize, the path gdrcopy replaces.
+ * device memory reached by cuMemcpyAsync + cuStreamSynchronize, the path gdrcopy replaces; -r
+ * runs it again with the GPU's flag written by one raw store + store fence into the same kind
+ * of mapping, the round trip with no library code in it, so that one process shows what the
+ * library adds to the hardware's.
  */
 #include <cuda_runtime.h>
 #include <errno.h>
@@ -132,6 +135,7 @@ struct pp {
 	gdr_t g;
 	enum tool_alloc_kind kind;
 	int map_flags, mode, blocks, threads;
+	int raw_flag;		/* the GPU's flag (in GPU memory) written by a raw store + fence */
 	uint32_t iters;
 	double timeout_s;
 	size_t data_size;
@@ -207,10 +211,14 @@ static void obj_read(struct pp *p, struct object *o, void *dst, size_t n)
 
 static void flag_write(struct pp *p, struct object *o, uint32_t v)
 {
-	if (o->where == HOSTMEM)
+	if (o->where == HOSTMEM) {
 		__atomic_store_n((uint32_t *)o->cpu, v, __ATOMIC_RELEASE);
-	else
+	} else if (o->where == GPUMEM && p->raw_flag) {
+		*(volatile uint32_t *)o->cpu = v;
+		tool_store_fence();
+	} else {
 		obj_write(p, o, &v, sizeof(v));
+	}
 }
 
 static uint32_t flag_read(struct pp *p, struct object *o)
@@ -347,11 +355,14 @@ static void report(const struct pp *p, const char *test, const char *g, const ch
 		       p->iters, r->st.min, r->st.median);
 		return;
 	}
-	printf("%sRound-trip latency per iteration is (min) %.4f, (median) %.4f us\n",
-	       strcmp(test, "gdrcopy") ? "cuMemcpy: " : "", r->st.min, r->st.median);
+	const char *label = !strcmp(test, "cumemcpy") ? "cuMemcpy: " :
+			    !strcmp(test, "raw") ? "Raw flag store: " : "";
+
+	printf("%sRound-trip latency per iteration is (min) %.4f, (median) %.4f us\n", label,
+	       r->st.min, r->st.median);
 	if (p->mode == 1)
-		printf("%sGPU-timed (%%globaltimer) average per iteration: %.4f us\n",
-		       strcmp(test, "gdrcopy") ? "cuMemcpy: " : "", r->gpu_avg_us);
+		printf("%sGPU-timed (%%globaltimer) average per iteration: %.4f us\n", label,
+		       r->gpu_avg_us);
 }
 
 /* -G, -C, -D: where a flag or the data lives, indexed by enum where. */
@@ -405,7 +416,7 @@ static void describe(const struct pp *p, enum where gw, enum where cw, enum wher
 
 int main(int argc, char **argv)
 {
-	int gw = GPUMEM, cw = HOSTMEM, dw = GPUMEM, dev_id = 0, baseline = 0, timeout_s = 10;
+	int gw = GPUMEM, cw = HOSTMEM, dw = GPUMEM, dev_id = 0, baseline = 0, raw = 0, timeout_s = 10;
 	size_t iters = 1000;
 	struct pp p;
 
@@ -442,6 +453,9 @@ int main(int argc, char **argv)
 		{ 'M', NULL, TOOL_ARG_MAP, &p.map_flags, 0, 0, NULL, TOOL_MAP_USAGE },
 		{ 'c', NULL, TOOL_ARG_FLAG, &baseline, 0, 0, NULL,
 		  "  -c        also run the exchange through cuMemcpyAsync + cuStreamSynchronize\n" },
+		{ 'r', NULL, TOOL_ARG_FLAG, &raw, 0, 0, NULL,
+		  "  -r        also run it with the GPU's flag written by a raw store + store fence "
+		  "(needs -G gpumem)\n" },
 		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
 	};
 	const struct tool_cli cli = {
@@ -455,6 +469,9 @@ int main(int argc, char **argv)
 	p.timeout_s = timeout_s;
 	if (p.data_size % 4)
 		tool_die("-s %zu: the data size must be a multiple of 4", p.data_size);
+	if (raw && gw != GPUMEM)
+		tool_die("-r writes the GPU's flag with a raw store through its mapping: it needs "
+			 "-G gpumem");
 	if (!p.data_size)
 		p.blocks = p.threads = 1;
 	p.g = tool_start(&p.cu, dev_id, &p.kind, NULL);
@@ -467,6 +484,12 @@ int main(int argc, char **argv)
 	if (tool_csv)
 		printf("test,mode,gpu_flag,cpu_flag,data,size,iters,min_us,median_us\n");
 	run_exchange(&p, "gdrcopy", (enum where)gw, (enum where)cw, (enum where)dw, GPU_PAGE_SIZE);
+	if (raw) {
+		p.raw_flag = 1;
+		run_exchange(&p, "raw", (enum where)gw, (enum where)cw, (enum where)dw,
+			     GPU_PAGE_SIZE);
+		p.raw_flag = 0;
+	}
 	if (baseline)
 		run_exchange(&p, "cumemcpy", CUMEMCPY, CUMEMCPY, CUMEMCPY, sizeof(uint32_t));
 	CU_CHECK(cuStreamDestroy(p.copy_stream));

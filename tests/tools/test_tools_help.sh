@@ -1,7 +1,7 @@
 #!/bin/bash
 # The tools anywhere: -h works on a machine without the NVIDIA driver (nothing links libcuda) and
-# lists exactly the options of the tool's man page; an unknown --backend is refused while the
-# options are parsed, before CUDA is loaded.
+# lists exactly the options of the tool's man page; an unknown --backend, and pplat's -r for a
+# flag in host memory, are refused while the options are parsed, before CUDA is loaded.
 . @LIB@
 man_dir=@SRC@/man
 tools="info sanity copybw copylat apiperf"
@@ -48,4 +48,18 @@ for t in $tools; do
 		result fail "unknown_backend_$t" "exit $rc: $(head -c 300 "$tmp/out" | tr '\n' '|')"
 	fi
 done
+
+# pplat's raw baseline writes the GPU's flag through its mapping: refused for a flag in host memory.
+if [ -x "$BIN/gdrcopy_pplat" ]; then
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_pplat" -r -G hostmem >"$tmp/out" 2>&1 </dev/null
+	rc=$?
+	if [ "$rc" != 0 ] && [ "$(grep -c . "$tmp/out")" = 1 ] &&
+		grep -q '^gdrcopy_pplat: -r writes the GPU.s flag with a raw store through its mapping: it needs -G gpumem$' "$tmp/out"; then
+		result pass pplat_raw_needs_gpumem
+	else
+		result fail pplat_raw_needs_gpumem "exit $rc: $(head -c 300 "$tmp/out" | tr '\n' '|')"
+	fi
+else
+	result skip pplat_raw_needs_gpumem "gdrcopy_pplat is not built (no nvcc)"
+fi
 test_exit
