@@ -38,6 +38,13 @@ struct bench_result {
 	size_t n;
 	char method[48];
 	double median, p25, p75, min;	/* microseconds per call */
+	/*
+	 * Round by round: the median over the rounds of this method's time over GDRCopy 2.6's
+	 * public call's (per_round_call) and its strategy's (per_round_strategy) in the same round,
+	 * which a machine whose speed drifts during the run moves less than a ratio of medians;
+	 * 0 where either was not measured.
+	 */
+	double per_round_call, per_round_strategy;
 	int rounds;
 	long count;		/* calls per round */
 	char failed[160];	/* the first data check that failed, or "" */

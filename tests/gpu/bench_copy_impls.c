@@ -5,7 +5,8 @@
  * CPU as the library's choice, all in one process on one mapping. Each size runs in rounds;
  * each round times every method once (a batch of back-to-back calls lasting at least the
  * bucket), in an order rotated and shuffled each round, and checks the data the batch copied.
- * The figure of a method is its median over the rounds, with the spread. Then, for reads, the
+ * The figure of a method is its median over the rounds, with the spread; against GDRCopy 2.6's
+ * call and strategy it also has the median of its per-round ratios to them. Then, for reads, the
  * latency of one read of data the GPU has just written (what a flag poll costs). Up to 4 KiB,
  * the public call's steps and alternatives (bench_paths.c) run beside it. It links the library
  * statically to reach the routines and install tables (copy_impl.h).

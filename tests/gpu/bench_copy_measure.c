@@ -221,6 +221,27 @@ static void calibrate(const struct scenario *sc, struct method *m)
 	m->count = c;
 }
 
+/* The median over the rounds of m's time over base's (bench_result.per_round_call); 0 if none. */
+static double per_round(const struct scenario *sc, const struct method *m, const char *base,
+			int rounds)
+{
+	double v[MAX_ROUNDS];
+
+	for (int k = 0; k < sc->nm; k++) {
+		const struct method *b = &sc->m[k];
+
+		if (strcmp(b->name, base) || b->skipped)
+			continue;
+		for (int r = 0; r < rounds; r++) {
+			if (b->t[r] <= 0)
+				return 0;
+			v[r] = m->t[r] / b->t[r];
+		}
+		return gpu_median(v, rounds);
+	}
+	return 0;
+}
+
 static void record(const struct scenario *sc, const struct method *m, int rounds)
 {
 	struct bench_result r = {
@@ -230,6 +251,8 @@ static void record(const struct scenario *sc, const struct method *m, int rounds
 	double v[MAX_ROUNDS];
 
 	memcpy(v, m->t, rounds * sizeof(v[0]));
+	r.per_round_call = per_round(sc, m, "gdrcopy26_call", rounds);
+	r.per_round_strategy = per_round(sc, m, "gdrcopy26", rounds);
 	snprintf(r.method, sizeof(r.method), "%s", m->name);
 	snprintf(r.failed, sizeof(r.failed), "%s", m->failed);
 	r.median = gpu_median(v, rounds);	/* sorts v */

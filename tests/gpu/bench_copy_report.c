@@ -151,6 +151,23 @@ static const char *ratio(const struct bench_result *a, const struct bench_result
 	return buf;
 }
 
+/* a / b, then in brackets the median of a's per-round ratios to b (per_round: 0 when unknown). */
+static const char *ratio_per_round(const struct bench_result *a, const struct bench_result *b,
+				   double per_round)
+{
+	static char bufs[4][48];
+	static int next;
+	char *buf = bufs[next++ % 4];
+
+	if (!report_usable(a) || !report_usable(b) || b->median <= 0)
+		return "-";
+	if (per_round > 0)
+		snprintf(buf, sizeof(bufs[0]), "%.2fx (%.2fx)", a->median / b->median, per_round);
+	else
+		snprintf(buf, sizeof(bufs[0]), "%.2fx", a->median / b->median);
+	return buf;
+}
+
 /* A table's header: first, cols, then (when info) the routines of a direction, then tail. */
 void report_header(FILE *f, const char *first, const char *const *cols, int ncols,
 		   const struct bench_info *info, int to_device, const char *const *tail, int ntail)
@@ -173,13 +190,14 @@ void report_header(FILE *f, const char *first, const char *const *cols, int ncol
 static void comparison(FILE *f, const struct bench_info *info, int to_device)
 {
 	static const char *const read_cols[] = {
-		"library", "GDRCopy 2.6 call", "library / GDRCopy call", "GDRCopy 2.6 strategy",
-		"library / GDRCopy strategy", "fastest raw loads", "library / raw", "cuMemcpyDtoH",
+		"library", "GDRCopy 2.6 call", "library / GDRCopy call (per round)",
+		"GDRCopy 2.6 strategy", "library / GDRCopy strategy (per round)", "fastest raw loads",
+		"library / raw", "cuMemcpyDtoH",
 	};
 	static const char *const write_cols[] = {
-		"library", "GDRCopy 2.6 call", "library / GDRCopy call", "GDRCopy 2.6 strategy",
-		"library / GDRCopy strategy", "GDRCopy 2.6 with MOVDIR64B", "fastest raw stores",
-		"library / raw", "cuMemcpyHtoD",
+		"library", "GDRCopy 2.6 call", "library / GDRCopy call (per round)",
+		"GDRCopy 2.6 strategy", "library / GDRCopy strategy (per round)",
+		"GDRCopy 2.6 with MOVDIR64B", "fastest raw stores", "library / raw", "cuMemcpyHtoD",
 	};
 
 	fprintf(f, "\n### The library against GDRCopy 2.6, raw %s and cuMemcpy\n\n"
@@ -187,7 +205,9 @@ static void comparison(FILE *f, const struct bench_info *info, int to_device)
 		   "in %% of the median; the raw column names its width (0: one plain access). "
 		   "GDRCopy 2.6 call: its public call as documented (the handle's memh, its "
 		   "checks, the type and mixing tests, the strategy, the fence); strategy: the copy "
-		   "and its sfence alone.\n",
+		   "and its sfence alone. A ratio is of the medians, then in brackets the median of "
+		   "the ratios within each round, which moves less when the machine's speed drifts "
+		   "during the run.\n",
 		to_device ? "stores" : "loads");
 	if (to_device)
 		report_header(f, "size", write_cols, 9, NULL, 1, NULL, 0);
@@ -207,7 +227,8 @@ static void comparison(FILE *f, const struct bench_info *info, int to_device)
 		if (raw)
 			snprintf(rawcell, sizeof(rawcell), "%s (%s)", cell(raw, 0), raw->method);
 		fprintf(f, "| %s | %s | %s | %s | %s | %s |", size, cell(lib, 1), cell(call, 1),
-			ratio(lib, call), cell(g26, 1), ratio(lib, g26));
+			ratio_per_round(lib, call, lib ? lib->per_round_call : 0), cell(g26, 1),
+			ratio_per_round(lib, g26, lib ? lib->per_round_strategy : 0));
 		if (to_device)
 			fprintf(f, " %s |", cell(report_find(0, 1, 0, n, "gdrcopy26_movdir64b"), 1));
 		fprintf(f, " %s | %s | %s |\n", rawcell, ratio(lib, raw),
@@ -378,14 +399,16 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 static void csv_out(FILE *csv)
 {
 	fprintf(csv, "table,direction,ends,size,method,median_us,p25_us,p75_us,min_us,rounds,"
-		     "calls_per_round,data_check\n");
+		     "calls_per_round,data_check,per_round_vs_gdrcopy26_call,"
+		     "per_round_vs_gdrcopy26\n");
 	for (int i = 0; i < nresults; i++) {
 		const struct bench_result *r = &results[i];
 
-		fprintf(csv, "%s,%s,%s,%zu,%s,%.4f,%.4f,%.4f,%.4f,%d,%ld,%s\n",
+		fprintf(csv, "%s,%s,%s,%zu,%s,%.4f,%.4f,%.4f,%.4f,%d,%ld,%s,%.4f,%.4f\n",
 			r->latency ? "latency" : "throughput", r->to_device ? "h2d" : "d2h",
 			r->unaligned ? "unaligned" : "aligned", r->n, r->method, r->median, r->p25,
-			r->p75, r->min, r->rounds, r->count, r->failed[0] ? "failed" : "ok");
+			r->p75, r->min, r->rounds, r->count, r->failed[0] ? "failed" : "ok",
+			r->per_round_call, r->per_round_strategy);
 	}
 }
 

@@ -45,8 +45,8 @@ if grep -q '^Every data check passed\.$' "$md" && ! grep -q 'FAILED' "$md"; then
 else
 	result fail bench_data_checks "$(sed -n '/^## Data checks that failed/,$p' "$md" | sed -n 3p)"
 fi
-check_lines bench_comparison_tables "$md" '^\| size \| library \| GDRCopy 2\.6 call \| library / GDRCopy call \| GDRCopy 2\.6 strategy \| library / GDRCopy strategy \|' 2
-check_lines bench_comparison_rows "$md" "^\| $sizes \| $num ±[0-9]+% \| ($num ±[0-9]+%|-) \| ([0-9.]+x|-) \| ($num ±[0-9]+%|-) \| " 10
+check_lines bench_comparison_tables "$md" '^\| size \| library \| GDRCopy 2\.6 call \| library / GDRCopy call \(per round\) \| GDRCopy 2\.6 strategy \| library / GDRCopy strategy \(per round\) \|' 2
+check_lines bench_comparison_rows "$md" "^\| $sizes \| $num ±[0-9]+% \| $num ±[0-9]+% \| $num""x \($num""x\) \| $num ±[0-9]+% \| $num""x \($num""x\) \| " 10
 check_lines bench_unaligned_tables "$md" '^\| size \| library \| GDRCopy 2\.6 strategy \| library / GDRCopy \|' 2
 check_lines bench_routine_tables "$md" '^\| size \| generic \| memcpy \|.* \| fastest routine \| library uses \|$' 2
 check_lines bench_routine_rows "$md" "^\| $sizes( \| (\*\*)?($num|-)(\*\*)?)+ \| [a-z0-9_]+ \| [a-z0-9_]+ \|\$" 10
@@ -54,14 +54,16 @@ check_lines bench_where_rows "$md" "^\| $sizes \| [a-z0-9_]+( \| ($num|-))+ \|\$
 check_lines bench_latency_rows "$md" "^\| (1 B|8 B|64 B|1 KiB) \| $num ±[0-9]+% \|" 4
 check_lines bench_targets "$md" '^- (Reads within 1\.5x|A (64 B|1 KiB) read at most|An 8-byte write within 1\.03x)' 4
 check_lines bench_target_gdrcopy_call "$md" "^- Reads at or below GDRCopy 2\.6's public call at every size: (met|\*\*missed\*\* at )"
+check_lines bench_target_gdrcopy_call_per_round "$md" "^- Reads at or below GDRCopy 2\.6's public call at every size, round by round \(the median of the per-round ratios\): (met|\*\*missed\*\* at [0-9]+ (B|KiB) \($num""x\))"
 check_lines bench_target_gdrcopy_strategy "$md" "^- Reads at or below GDRCopy 2\.6's strategy alone \(no public call around it\) at every size: (met|\*\*missed\*\* at )"
+check_lines bench_target_gdrcopy_strategy_per_round "$md" "^- Reads at or below GDRCopy 2\.6's strategy alone \(no public call around it\) at every size, round by round \(the median of the per-round ratios\): (met|\*\*missed\*\* at [0-9]+ (B|KiB) \($num""x\))"
 check_lines bench_step_tables "$md" '^\| size \| routine \+ sfence \| dispatcher \| public call before \| announce \+ dispatcher \| lookup \+ dispatcher \| 88 nops \+ dispatcher \| flat, not announced \| flat, not looked up \|( flat, fence last \|)? flat call before \| library \| library, copies fenced \| library - dispatcher \|$' 2
 check_lines bench_step_rows "$md" "^\| (1 B|8 B|64 B|1 KiB)( \| $num){11,12} \| [-+]$num \|\$" 8
 check_lines bench_overhead "$md" "^- The public (read|write) call over the dispatcher, [0-9]+ B - [0-9]+ (B|KiB): [-+]$num to [-+]$num us \(the call before it was made flat: [-+]$num to [-+]$num us\)\$" 2
 check_lines bench_fence_note "$md" 'Copies (do not fence themselves here|\*\*fence themselves here)'
 check_lines bench_rows "$md" '^Rows for `(from|to)_wc_rows` in src/copy\.c: `(\{ [0-9]+, [a-z0-9_]+ \}, )*\{ SIZE_MAX, [a-z0-9_]+ \}`$' 2
-check_lines bench_csv_header "$csv" '^table,direction,ends,size,method,median_us,p25_us,p75_us,min_us,rounds,calls_per_round,data_check$'
-bad=$(grep -cv ',ok$' "$csv")
+check_lines bench_csv_header "$csv" '^table,direction,ends,size,method,median_us,p25_us,p75_us,min_us,rounds,calls_per_round,data_check,per_round_vs_gdrcopy26_call,per_round_vs_gdrcopy26$'
+bad=$(grep -cvE ",ok,$num,$num\$" "$csv")
 if [ "$bad" = 1 ]; then
 	result pass bench_csv_checks
 else
@@ -73,7 +75,7 @@ for d in d2h h2d; do
 		[ "$n" -le 4096 ] && paths="path_before path_announced path_looked_up path_nops path_unannounced path_unlooked path_flat_before library_fenced"
 		[ "$n" -le 4096 ] && [ $d = d2h ] && paths="$paths path_fence_last"
 		for m in library library:generic cumemcpy $paths; do
-			if ! grep -qE "^throughput,$d,aligned,$n,$m,$num,$num,$num,$num,3,[0-9]+,ok\$" "$csv"; then
+			if ! grep -qE "^throughput,$d,aligned,$n,$m,$num,$num,$num,$num,3,[0-9]+,ok,$num,$num\$" "$csv"; then
 				result fail bench_csv_rows "no $m row for $d at $n B"
 				test_exit
 			fi
@@ -81,6 +83,14 @@ for d in d2h h2d; do
 	done
 done
 result pass bench_csv_rows
+# Round by round, GDRCopy's call against itself is 1 exactly and the library's ratios are real.
+self=$(grep -cE "^throughput,d2h,aligned,[0-9]+,gdrcopy26_call,([^,]*,){7}1\.0000,$num\$" "$csv")
+lib=$(awk -F, '$1 == "throughput" && $2 == "d2h" && $3 == "aligned" && $5 == "library" && $13 > 0 && $14 > 0' "$csv" | grep -c .)
+if [ "$self" -ge 5 ] && [ "$lib" -ge 5 ]; then
+	result pass bench_csv_per_round
+else
+	result fail bench_csv_per_round "$self gdrcopy26_call rows at 1.0000 against itself, $lib library rows with non-zero ratios (want 5 each)"
+fi
 
 "$bench" -q -t 0.000001 >"$tmp/budget.md" 2>&1
 rc=$?
