@@ -371,11 +371,15 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 		   "to the call before: the count of instructions is the cost; equal to the "
 		   "dispatcher: what they do is); the flat call without the announcement or without "
 		   "the lookup%s; the flat call as it was before it was made leaner (commit "
-		   "2f83a1c, with today's routines: bench_paths.c); the library's call; and the "
+		   "2f83a1c, with today's routines: bench_paths.c)%s; the library's call; and the "
 		   "library as it runs where membarrier is missing and each copy fences itself.\n",
 		to_device ? "to" : "from",
 		to_device ? "" : ", and with the announcement ended before the store fence "
-				 "(nothing but the return after the fence)");
+				 "(nothing but the return after the fence)",
+		to_device ? "" : "; the flat call announced in a record of the bench's own, "
+				 "with both of the announcement's stores (as the library), only "
+				 "the one before the lookup, only the one after the fence, or "
+				 "neither (its loads alone)");
 	report_header(f, "size", cols, ncols + 1, NULL, to_device, NULL, 0);
 	for (int i = 0; i < info->nsizes; i++) {
 		size_t n = info->sizes[i];

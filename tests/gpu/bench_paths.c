@@ -288,6 +288,70 @@ static int flat_prev_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, s
 	return 0;
 }
 
+/*
+ * Reads only: the announcement taken apart. Each variant is the flat path with an announcement
+ * in a record of its own (probe_record, reached like the library's through a thread-local
+ * pointer), which keeps only some of the real one's accesses: both stores (as the library), the
+ * store before the lookup alone, the store after the fence alone, or neither (the loads alone).
+ * Where a variant leaves a store out, the other adds 2, so the record stays even.
+ */
+enum probe_stores { PROBE_BOTH, PROBE_ENTER, PROBE_LEAVE, PROBE_NONE };
+
+static struct gdr_inflight probe_record;
+static __thread struct gdr_inflight *probe_self __attribute__((tls_model("initial-exec")));
+
+static inline __attribute__((always_inline)) int
+probe_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size,
+	   enum probe_stores stores)
+{
+	struct gdr_inflight *r = probe_self;
+	unsigned long s;
+
+	if (__builtin_expect(!r, 0))
+		r = probe_self = &probe_record;
+	s = atomic_load_explicit(&r->seq, memory_order_relaxed);
+	if (__builtin_expect(s & 1, 0))
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	if (stores == PROBE_BOTH)
+		atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
+	else if (stores == PROBE_ENTER)
+		atomic_store_explicit(&r->seq, s + 2, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (!common_case(handle, map_d_ptr, size, h_ptr)) {
+		if (stores == PROBE_BOTH)
+			atomic_store_explicit(&r->seq, s + 2, memory_order_relaxed);
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	}
+	gdr_copy_from_wc(h_ptr, map_d_ptr, size);
+	r = probe_self;
+	s = atomic_load_explicit(&r->seq, memory_order_relaxed);
+	if (stores == PROBE_BOTH)
+		atomic_store_explicit(&r->seq, s + 1, memory_order_release);
+	else if (stores == PROBE_LEAVE)
+		atomic_store_explicit(&r->seq, s + 2, memory_order_release);
+	return 0;
+}
+
+static int probe_both_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	return probe_from(handle, h_ptr, map_d_ptr, size, PROBE_BOTH);
+}
+
+static int probe_enter_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	return probe_from(handle, h_ptr, map_d_ptr, size, PROBE_ENTER);
+}
+
+static int probe_leave_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	return probe_from(handle, h_ptr, map_d_ptr, size, PROBE_LEAVE);
+}
+
+static int probe_none_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	return probe_from(handle, h_ptr, map_d_ptr, size, PROBE_NONE);
+}
+
 static const struct bench_path paths[] = {
 	{ "path_before", "public call before", before_to, before_from },
 	{ "path_announced", "announce + dispatcher", announced_to, announced_from },
@@ -297,6 +361,10 @@ static const struct bench_path paths[] = {
 	{ "path_unlooked", "flat, not looked up", flat_unlooked_to, flat_unlooked_from },
 	{ "path_fence_last", "flat, fence last", NULL, flat_fence_last_from },
 	{ "path_flat_before", "flat call before", flat_prev_to, flat_prev_from },
+	{ "path_probe_both", "announced: both stores", NULL, probe_both_from },
+	{ "path_probe_enter", "announced: store before", NULL, probe_enter_from },
+	{ "path_probe_leave", "announced: store after", NULL, probe_leave_from },
+	{ "path_probe_none", "announced: loads only", NULL, probe_none_from },
 };
 
 const struct bench_path *bench_paths(size_t *count)
