@@ -337,7 +337,7 @@ static void where_time_goes(FILE *f, const struct bench_info *info, int to_devic
 /* The public call's steps and its alternatives (bench_paths.c), where they were timed. */
 static void public_call(FILE *f, const struct bench_info *info, int to_device)
 {
-	const char *methods[16], *cols[16];
+	const char *methods[32], *cols[32];
 	const struct bench_path *paths;
 	int ncols = 0, rows = 0;
 	size_t count;
@@ -347,6 +347,12 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 	methods[ncols] = "dispatcher";
 	cols[ncols++] = "dispatcher";
 	paths = bench_paths(&count);
+	/* The paths, then the library's two columns and the difference. */
+	if (count + 5 > sizeof(cols) / sizeof(cols[0])) {
+		fprintf(f, "\n(%zu variants of the public call are more than this report's table holds)\n",
+			count);
+		return;
+	}
 	for (size_t i = 0; i < count; i++) {
 		if (!(to_device ? (void *)paths[i].to : (void *)paths[i].from))
 			continue;
@@ -379,7 +385,8 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 		to_device ? "" : "; the flat call announced in a record of the bench's own, "
 				 "with both of the announcement's stores (as the library), only "
 				 "the one before the lookup, only the one after the fence, or "
-				 "neither (its loads alone)");
+				 "neither (its loads alone), then with no store through a global "
+				 "pointer to the record, and only the thread-local pointer read");
 	report_header(f, "size", cols, ncols + 1, NULL, to_device, NULL, 0);
 	for (int i = 0; i < info->nsizes; i++) {
 		size_t n = info->sizes[i];

@@ -293,22 +293,33 @@ static int flat_prev_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, s
  * in a record of its own (probe_record, reached like the library's through a thread-local
  * pointer), which keeps only some of the real one's accesses: both stores (as the library), the
  * store before the lookup alone, the store after the fence alone, or neither (the loads alone).
- * Where a variant leaves a store out, the other adds 2, so the record stays even.
+ * Where a variant leaves a store out, the other adds 2, so the record stays even. Two more
+ * have no store either: one reaches the record through a global pointer instead of the
+ * thread-local one, the other reads the thread-local pointer but not the record.
  */
-enum probe_stores { PROBE_BOTH, PROBE_ENTER, PROBE_LEAVE, PROBE_NONE };
+enum probe_stores { PROBE_BOTH, PROBE_ENTER, PROBE_LEAVE, PROBE_NONE, PROBE_GLOBAL, PROBE_TLS };
 
 static struct gdr_inflight probe_record;
 static __thread struct gdr_inflight *probe_self __attribute__((tls_model("initial-exec")));
+static struct gdr_inflight *volatile probe_global = &probe_record;
 
 static inline __attribute__((always_inline)) int
 probe_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size,
 	   enum probe_stores stores)
 {
-	struct gdr_inflight *r = probe_self;
+	struct gdr_inflight *r = stores == PROBE_GLOBAL ? probe_global : probe_self;
 	unsigned long s;
 
 	if (__builtin_expect(!r, 0))
 		r = probe_self = &probe_record;
+	if (stores == PROBE_TLS) {
+		atomic_signal_fence(memory_order_seq_cst);
+		if (!common_case(handle, map_d_ptr, size, h_ptr))
+			return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+		gdr_copy_from_wc(h_ptr, map_d_ptr, size);
+		r = probe_self;
+		return r == NULL;
+	}
 	s = atomic_load_explicit(&r->seq, memory_order_relaxed);
 	if (__builtin_expect(s & 1, 0))
 		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
@@ -323,7 +334,7 @@ probe_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size,
 		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
 	}
 	gdr_copy_from_wc(h_ptr, map_d_ptr, size);
-	r = probe_self;
+	r = stores == PROBE_GLOBAL ? probe_global : probe_self;
 	s = atomic_load_explicit(&r->seq, memory_order_relaxed);
 	if (stores == PROBE_BOTH)
 		atomic_store_explicit(&r->seq, s + 1, memory_order_release);
@@ -352,6 +363,16 @@ static int probe_none_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, 
 	return probe_from(handle, h_ptr, map_d_ptr, size, PROBE_NONE);
 }
 
+static int probe_global_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	return probe_from(handle, h_ptr, map_d_ptr, size, PROBE_GLOBAL);
+}
+
+static int probe_tls_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	return probe_from(handle, h_ptr, map_d_ptr, size, PROBE_TLS);
+}
+
 static const struct bench_path paths[] = {
 	{ "path_before", "public call before", before_to, before_from },
 	{ "path_announced", "announce + dispatcher", announced_to, announced_from },
@@ -365,6 +386,8 @@ static const struct bench_path paths[] = {
 	{ "path_probe_enter", "announced: store before", NULL, probe_enter_from },
 	{ "path_probe_leave", "announced: store after", NULL, probe_leave_from },
 	{ "path_probe_none", "announced: loads only", NULL, probe_none_from },
+	{ "path_probe_global", "announced: loads, global record", NULL, probe_global_from },
+	{ "path_probe_tls", "announced: thread pointer only", NULL, probe_tls_from },
 };
 
 const struct bench_path *bench_paths(size_t *count)
