@@ -110,11 +110,11 @@ static const char scalar_old_name[] = "power";
  * inlines; rep movsb (with ERMS) is the fastest from 64 KiB but 3-10% slower than AVX2 from 2
  * to 16 KiB; the stores of AVX2, AVX-512 and MOVDIR64B tie below 64 KiB. Out of WC, plain
  * loads read at 0.06 GB/s and streaming loads at up to about 1 GB/s. Back to back, SSE4.1 loads
- * are the fastest up to 8 B, sse41_blocks at 32 B (0.50 against 0.62-0.74), AVX2 from 64 B to
- * 512 B and AVX-512 from 1 KiB; at 16 B the runs disagree (sse41 0.387 against sse41_blocks
- * 0.496 us in one, sse41_blocks ahead in another, 0.574 against 0.603 in a third), and
- * sse41_blocks, whose whole aligned blocks now take a straight path, executes a quarter fewer
- * instructions per call there (101 against 125 on one CPU). But a read of data the
+ * are the fastest up to 16 B, sse41_blocks at 32 B (0.50 against 0.62-0.74), AVX2 from 64 B to
+ * 512 B and AVX-512 from 1 KiB. At 16 B sse41's walk beat sse41_blocks in 10 of 12 processes
+ * (by up to 25%) although sse41_blocks, whose whole aligned blocks take a straight path,
+ * executes a fifth fewer instructions per call there: the count alone does not decide
+ * (docs/performance.md, runs 11-14). But a read of data the
  * GPU has just written, the read that matters (a flag poll, or the payload after it), takes one
  * round trip to the GPU at 256 B with AVX-512's 64-byte loads (1.1 us) and two with any 32- or
  * 16-byte loads (2.1 us); so AVX-512 takes over at 256 B, its load_min, although back to back
@@ -135,7 +135,7 @@ static const struct class_row to_wc_rows[] = {
 	{ SIZE_MAX, { &impl_rep_movsb, &impl_avx2, &impl_sse, &impl_generic } },
 };
 static const struct class_row from_wc_rows[] = {
-	{ 8, { &impl_sse41, &impl_sse, &impl_generic } },
+	{ 16, { &impl_sse41, &impl_sse, &impl_generic } },
 	{ 32, { &impl_sse41_blocks, &impl_sse, &impl_generic } },
 	{ 255, { &impl_avx2, &impl_sse41_blocks, &impl_sse, &impl_generic } },
 	{ SIZE_MAX, { &impl_avx512, &impl_avx2, &impl_sse41_blocks, &impl_sse, &impl_generic } },

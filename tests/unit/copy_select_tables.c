@@ -118,7 +118,7 @@ static const char *expected_auto(unsigned int cpu, int to_device, size_t n)
 		return n <= 64 ? "generic" : n <= 16384 || !(cpu & GDR_CPU_ERMS) ? vec : "rep_movsb";
 	if (!(cpu & GDR_CPU_SSE2))
 		return "generic";
-	if (n <= 8)
+	if (n <= 16)
 		return sse41 ? sse41 : "sse";
 	if (n > 255 && (cpu & GDR_CPU_AVX512F))
 		return "avx512";
