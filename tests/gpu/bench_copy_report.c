@@ -386,8 +386,7 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 				 "with both of the announcement's stores (as the library), only "
 				 "the one before the lookup, only the one after the fence, or "
 				 "neither (its loads alone), then with no store through a global "
-				 "pointer to the record, and only the thread-local pointer read; and "
-				 "(x86-64) the flat path with less around the routine's call");
+				 "pointer to the record, and only the thread-local pointer read");
 	report_header(f, "size", cols, ncols + 1, NULL, to_device, NULL, 0);
 	for (int i = 0; i < info->nsizes; i++) {
 		size_t n = info->sizes[i];

@@ -373,59 +373,6 @@ static int probe_tls_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, s
 	return probe_from(handle, h_ptr, map_d_ptr, size, PROBE_TLS);
 }
 
-/*
- * Reads only, x86-64: the flat path with less around the routine's call, to see whether a leaner
- * build of it would read faster. It keeps the announcement, the lookup and every check, but
- * keeps no register across the call (the thread's record is found again after it through the
- * thread pointer, in asm the compiler cannot reuse), leaves out the test for copies that fence
- * themselves (membarrier is assumed; the bench runs it only where the library has it), finds the
- * size class of a read of up to 64 bytes in a table instead of the search, and fences with the
- * store fence outright.
- */
-#if defined(__x86_64__)
-static uint8_t lean_class[65];
-static int lean_ready;
-
-static inline __attribute__((always_inline)) struct gdr_inflight *lean_self(void)
-{
-	struct gdr_inflight *r;
-
-	__asm__ volatile("movq gdr_inflight_self@gottpoff(%%rip), %0\n\t"
-			 "movq %%fs:(%0), %0" : "=r"(r));
-	return r;
-}
-
-static int flat_lean_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
-{
-	const struct gdr_copy_dir *d = &gdr_copy_active.from;
-	struct gdr_inflight *r = lean_self();
-	unsigned long s;
-
-	if (__builtin_expect(!lean_ready, 0)) {
-		for (size_t n = 0; n <= 64; n++)
-			lean_class[n] = (uint8_t)gdr_copy_class_of(d, n);
-		lean_ready = 1;
-	}
-	if (__builtin_expect(!r, 0))
-		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
-	s = atomic_load_explicit(&r->seq, memory_order_relaxed);
-	if (__builtin_expect(s & 1, 0))
-		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
-	atomic_store_explicit(&r->seq, s + 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
-	if (!common_case(handle, map_d_ptr, size, h_ptr)) {
-		atomic_store_explicit(&r->seq, s + 2, memory_order_release);
-		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
-	}
-	d->fn[size <= 64 ? lean_class[size] : gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);
-	__asm__ volatile("sfence" ::: "memory");
-	r = lean_self();
-	atomic_store_explicit(&r->seq, atomic_load_explicit(&r->seq, memory_order_relaxed) + 1,
-			      memory_order_release);
-	return 0;
-}
-#endif
-
 static const struct bench_path paths[] = {
 	{ "path_before", "public call before", before_to, before_from },
 	{ "path_announced", "announce + dispatcher", announced_to, announced_from },
@@ -441,9 +388,6 @@ static const struct bench_path paths[] = {
 	{ "path_probe_none", "announced: loads only", NULL, probe_none_from },
 	{ "path_probe_global", "announced: loads, global record", NULL, probe_global_from },
 	{ "path_probe_tls", "announced: thread pointer only", NULL, probe_tls_from },
-#if defined(__x86_64__)
-	{ "path_flat_lean", "flat, lean", NULL, flat_lean_from },
-#endif
 };
 
 const struct bench_path *bench_paths(size_t *count)
