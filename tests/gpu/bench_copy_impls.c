@@ -401,7 +401,10 @@ int main(int argc, char **argv)
 	bench.have_gdrcopy26 = !gdrcopy26_init(bench.cpu, &bench.have_movdir64b);
 	if (bench.have_gdrcopy26) {
 		bench.g26_mh = gdrcopy26_map(bench.type);
-		bench.have_gdrcopy26 = bench.g26_mh.h != 0;
+		if (!bench.g26_mh.h) {
+			printf("out of memory for GDRCopy 2.6's handle of the mapping\n");
+			return 1;
+		}
 	}
 	make_forced();
 
