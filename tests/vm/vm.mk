@@ -111,6 +111,14 @@ $(VM_KDIR_OUT)/vm-tier-%: FORCE_VM_TIER
 	@chmod +x $@.tmp
 	@mv $@.tmp $@
 
+# The runner itself, against a fake QEMU (tier 1: it boots nothing).
+VM_RUNNER_TEST := $(VM_DIR)/test_run_vm
+$(VM_RUNNER_TEST): tests/vm/test_run_vm.sh
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@SRC@|$(CURDIR)|' $< >$@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+test-build: $(VM_RUNNER_TEST)
+TEST_TESTS += $(VM_RUNNER_TEST)
+
 .PHONY: FORCE_VM_TIER vm-build vm-build-6.12
 FORCE_VM_TIER:
 vm-build: $(VM_BUILD) $(VM_TIERS)

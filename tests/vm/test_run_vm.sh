@@ -1,0 +1,106 @@
+#!/bin/bash
+# The VM tier's runner (run-vm.sh) against a QEMU of its own: a script that plays one scripted
+# boot per call, writing the guest's console and results ports as the real guest would. It
+# checks what the runner makes of each ending: a kernel that dies before /init is booted once
+# more and said so, and only then; a second death, a death after /init started, a hang and a
+# case that never reported are failures with the reason.
+. @SRC@/tests/harness/harness.sh
+runner=@SRC@/tests/vm/run-vm.sh
+
+[ "$(uname -m)" = x86_64 ] || skip_test "run-vm.sh runs only on x86_64 hosts; this is $(uname -m)"
+test_scratch run_vm
+: >"$tmp/vmlinuz"
+: >"$tmp/initramfs.cpio"
+
+# The fake QEMU: boot N (1, 2, ...) plays the N-th word of $FAKE_BOOTS: panic (the kernel dies
+# before /init), early (/init says a word, then the kernel dies), ok (one case passes), hang.
+cat >"$tmp/qemu" <<'EOF'
+#!/bin/bash
+ports=()
+while [ $# -gt 0 ]; do
+	[ "$1" = -serial ] && ports+=("${2#file:}")
+	shift
+done
+n=$(( $(cat "$FAKE_STATE" 2>/dev/null || echo 0) + 1 ))
+echo $n >"$FAKE_STATE"
+read -r -a plays <<<"$FAKE_BOOTS"
+console=${ports[0]} raw=${ports[1]}
+case ${plays[$((n - 1))]:-none} in
+panic)
+	printf '[    1.7] RIP: 0010:sched_clock_cpu+0x9/0x190\r\n[    1.7] Kernel panic - not syncing: Fatal exception in interrupt\r\n' >"$console"
+	: >"$raw" ;;
+early)
+	printf 'vm-tier: kernel fake, 2 CPU(s)\r\n[    4.0] Kernel panic - not syncing: oops\r\n' >"$console"
+	: >"$raw" ;;
+ok)
+	printf 'vm-tier: kernel fake, 2 CPU(s)\r\nvm-tier: === sim/one\r\nvm-tier: done\r\n' >"$console"
+	printf 'plan sim/one\r\nbegin sim/one\r\npass sim/one\r\ndone\r\n' >"$raw" ;;
+hang)
+	printf 'vm-tier: kernel fake, 2 CPU(s)\r\n' >"$console"
+	printf 'plan sim/one\r\nbegin sim/one\r\n' >"$raw"
+	exec sleep 30 ;;
+*)
+	echo "fake qemu: no boot scripted for call $n" >&2
+	exit 3 ;;
+esac
+EOF
+chmod +x "$tmp/qemu"
+
+# play NAME BOOTS...: run the runner with the fake QEMU; its output, verdicts and the number of
+# boots are left in $tmp/NAME.{out,results,boots}, its status in $rc.
+play() {
+	name=$1
+	shift
+	rm -rf "$tmp/$name"
+	FAKE_BOOTS="$*" FAKE_STATE="$tmp/$name.boots" QEMU="$tmp/qemu" GDR_VM_TIMEOUT=3 \
+		GDR_TEST_RESULTS="$tmp/$name.results" \
+		"$runner" --kernel "$tmp/vmlinuz" --initramfs "$tmp/initramfs.cpio" \
+		--dir "$tmp/$name" >"$tmp/$name.out" 2>&1
+	rc=$?
+	boots=$(cat "$tmp/$name.boots" 2>/dev/null || echo 0)
+}
+# check STATUS CASE REASON: pass CASE when STATUS is 0, else fail it with REASON.
+check() {
+	if [ "$1" = 0 ]; then
+		result pass "$2"
+	else
+		result fail "$2" "$3; runner said: $(tail -n 1 "$tmp/$name.out")"
+	fi
+}
+
+play panic_then_ok panic ok
+ok=1
+[ $rc = 0 ] && [ "$boots" = 2 ] || ok=0
+grep -q '^pass sim/one' "$tmp/panic_then_ok.results" || ok=0
+grep -q 'booted twice: the first kernel died before /init ran' "$tmp/panic_then_ok.out" || ok=0
+grep -q 'sched_clock_cpu' "$tmp/panic_then_ok/console.first-boot.log" 2>/dev/null || ok=0
+check $((1 - ok)) reboot_after_death_before_init \
+	"expected exit 0 after 2 boots, the case passed, the note and the first console kept (exit $rc, $boots boots)"
+
+play panic_twice panic panic
+ok=1
+[ $rc = 1 ] && [ "$boots" = 2 ] || ok=0
+grep -q '^fail boot no case started' "$tmp/panic_twice.results" || ok=0
+check $((1 - ok)) second_death_fails "expected exit 1 after 2 boots and a boot failure (exit $rc, $boots boots)"
+
+play early_death early ok
+ok=1
+[ $rc = 1 ] && [ "$boots" = 1 ] || ok=0
+grep -q '^fail boot no case started' "$tmp/early_death.results" || ok=0
+grep -q 'booted twice' "$tmp/early_death.out" && ok=0
+check $((1 - ok)) no_reboot_after_init_started "expected exit 1 after 1 boot (exit $rc, $boots boots)"
+
+play ok_once ok
+ok=1
+[ $rc = 0 ] && [ "$boots" = 1 ] || ok=0
+[ -e "$tmp/ok_once/console.first-boot.log" ] && ok=0
+grep -q 'booted twice' "$tmp/ok_once.out" && ok=0
+check $((1 - ok)) clean_boot_once "expected exit 0 after 1 boot, no note (exit $rc, $boots boots)"
+
+play hang hang ok
+ok=1
+[ $rc = 1 ] && [ "$boots" = 1 ] || ok=0
+grep -q '^fail sim/one the VM ran past GDR_VM_TIMEOUT=3s during this case' "$tmp/hang.results" || ok=0
+check $((1 - ok)) hang_fails_without_reboot "expected exit 1 after 1 boot naming the case (exit $rc, $boots boots)"
+
+test_exit
