@@ -11,6 +11,8 @@
 # program runs on the simulated CUDA driver over lavapipe (make test-build builds it). Needs
 # valgrind and `make gpu-build`. Prints a markdown table; every count includes the calling loop's
 # own few instructions (five with gcc -O2 on x86-64). Exit 77 when something is missing.
+# Valgrind emulates no AVX-512: under it the library picks its AVX2 routine from 256 B, so on an
+# AVX-512 CPU the read counts from 256 B are AVX2's, not those of the routine the CPU runs.
 # Valgrind before 3.20 cannot read clang's DWARF 5: count a gcc build, or clang's with
 # CFLAGS="-O2 -gdwarf-4".
 set -u

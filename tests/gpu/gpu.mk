@@ -11,7 +11,7 @@
 
 GPU_DIR := $(BUILD)/tests/gpu
 GPU_TESTS += $(GPU_DIR)/test_gpu_vulkan $(GPU_DIR)/soak_vulkan $(GPU_DIR)/test_gpu_dmabuf
-GPU_BENCH := $(GPU_DIR)/bench_vulkan $(GPU_DIR)/bench_setup_vulkan
+GPU_BENCH := $(GPU_DIR)/bench_vulkan $(GPU_DIR)/bench_setup_vulkan $(GPU_DIR)/bench_window
 GPU_PROGRAMS := $(GPU_DIR)/test_gpu_vulkan $(GPU_DIR)/soak_vulkan $(GPU_DIR)/test_gpu_dmabuf \
 	$(GPU_BENCH)
 GPU_COMMON_OBJS := $(OBJ)/tests/gpu/gpucommon.o $(HARNESS_OBJS) $(TESTCUDA_OBJS)
@@ -94,6 +94,15 @@ $(GPU_BENCH_SIM_TEST): tests/gpu/test_bench_copy_sim.sh $(BUILD)/tests/tools/too
 		-e 's|@BENCH@|$(abspath $(GPU_IMPLS_BENCH))|' $< >$@ && chmod +x $@
 test-build: $(GPU_BENCH_SIM_TEST) $(GPU_IMPLS_BENCH) $(SIM_CUDA_LIB)
 TEST_TESTS += $(GPU_BENCH_SIM_TEST)
+
+# bench_window on the simulated CUDA driver, the same way.
+GPU_WINDOW_TEST := $(GPU_DIR)/test_bench_window
+$(GPU_WINDOW_TEST): tests/gpu/test_bench_window.sh $(BUILD)/tests/tools/tools_lib.sh
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/tools/tools_lib.sh)|' \
+		-e 's|@BENCH@|$(abspath $(GPU_DIR)/bench_window)|' $< >$@ && chmod +x $@
+test-build: $(GPU_WINDOW_TEST) $(GPU_DIR)/bench_window $(SIM_CUDA_LIB)
+TEST_TESTS += $(GPU_WINDOW_TEST)
 
 # bench/count-instructions.sh on the simulated CUDA driver, the same way.
 GPU_COUNT_TEST := $(GPU_DIR)/test_count_instructions

@@ -17,17 +17,7 @@ if ! env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES "$bench" -x >"$tmp/usage" 2>&1 &&
 else
 	result fail bench_bad_option "no usage message: $(tail -n 1 "$tmp/usage")"
 fi
-if [ -e /dev/nvidiactl ]; then
-	result skip bench_no_driver "this machine has an NVIDIA driver"
-else
-	env -u LD_LIBRARY_PATH "$bench" -q >"$tmp/nodrv" 2>&1
-	rc=$?
-	if [ "$rc" = 77 ] && grep -q '^no usable CUDA driver' "$tmp/nodrv"; then
-		result pass bench_no_driver
-	else
-		result fail bench_no_driver "exit $rc, expected 77: $(tail -n 1 "$tmp/nodrv")"
-	fi
-fi
+check_no_driver bench_no_driver "$bench" -q
 
 sim_env
 md=$tmp/bench.md

@@ -26,6 +26,24 @@ need_sim() {
 		skip_test "the simulated CUDA driver is not built ($SIM/libcuda.so.1)"
 }
 
+# check_no_driver NAME COMMAND...: with no CUDA driver to load (LD_LIBRARY_PATH unset), the
+# command skips (77) saying "no usable CUDA driver"; a skip of NAME where there is a driver.
+check_no_driver() {
+	local name=$1 rc
+	shift
+	if [ -e /dev/nvidiactl ]; then
+		result skip "$name" "this machine has an NVIDIA driver"
+		return
+	fi
+	env -u LD_LIBRARY_PATH "$@" >"$tmp/nodrv" 2>&1
+	rc=$?
+	if [ "$rc" = 77 ] && grep -q '^no usable CUDA driver' "$tmp/nodrv"; then
+		result pass "$name"
+	else
+		result fail "$name" "exit $rc, expected 77: $(tail -n 1 "$tmp/nodrv")"
+	fi
+}
+
 # check NAME LOG REGEX [COUNT]: LOG has at least COUNT (default 1) lines matching REGEX.
 check_lines() {
 	local name=$1 log=$2 re=$3 want=${4:-1} got

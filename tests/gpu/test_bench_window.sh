@@ -1,0 +1,41 @@
+#!/bin/bash
+# Tier 1: bench_window on the simulated CUDA driver through the vulkan backend (over lavapipe).
+# Checks the program, not its numbers (host memory stands in for the BAR here): it runs, prints
+# the round trip and a row of three kinds for every K, refuses bad options and skips without a
+# CUDA driver.
+. @LIB@
+need_sim
+bench=@BENCH@
+num='[0-9]+\.[0-9]+'
+
+if [ "$(uname -m)" != x86_64 ]; then
+	"$bench" >"$tmp/other" 2>&1
+	rc=$?
+	if [ "$rc" = 77 ]; then
+		result pass window_other_arch_skips
+	else
+		result fail window_other_arch_skips "exit $rc, expected 77: $(tail -n 1 "$tmp/other")"
+	fi
+	test_exit
+fi
+for bad in "-r 0" "-r 102" "-n 0" "-x" "extra"; do
+	# shellcheck disable=SC2086
+	env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES "$bench" $bad >"$tmp/usage" 2>&1
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q '^usage: ' "$tmp/usage"; then
+		result pass "window_refuses_${bad// /_}"
+	else
+		result fail "window_refuses_${bad// /_}" "exit $rc, expected 2 and usage: $(tail -n 1 "$tmp/usage")"
+	fi
+done
+check_no_driver window_no_driver "$bench" -r 1 -n 10
+
+sim_env
+out=$tmp/window.md
+run window_runs "$out" "$bench" -r 3 -n 200
+check_lines window_round_trip "$out" "Round trip \(each read waits for the one before\): $num us\.$"
+check_lines window_header "$out" '^\| K \| nop: us \| in flight \| L1 load: us \| in flight \| L1 store: us \| in flight \|$'
+for k in 0 16 32 48 64 96 128 160 192 256 320 384 448 512 640 768 1024; do
+	check_lines "window_row_$k" "$out" "^\| $k( \| $num){6} \|$"
+done
+test_exit
