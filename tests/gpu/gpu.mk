@@ -11,7 +11,7 @@
 
 GPU_DIR := $(BUILD)/tests/gpu
 GPU_TESTS += $(GPU_DIR)/test_gpu_vulkan $(GPU_DIR)/soak_vulkan $(GPU_DIR)/test_gpu_dmabuf
-GPU_BENCH := $(GPU_DIR)/bench_vulkan $(GPU_DIR)/bench_setup_vulkan $(GPU_DIR)/bench_window
+GPU_BENCH := $(GPU_DIR)/bench_vulkan $(GPU_DIR)/bench_setup_vulkan
 GPU_PROGRAMS := $(GPU_DIR)/test_gpu_vulkan $(GPU_DIR)/soak_vulkan $(GPU_DIR)/test_gpu_dmabuf \
 	$(GPU_BENCH)
 GPU_COMMON_OBJS := $(OBJ)/tests/gpu/gpucommon.o $(HARNESS_OBJS) $(TESTCUDA_OBJS)
@@ -85,6 +85,16 @@ $(GPU_COUNT): $(GPU_COUNT_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_COUNT_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl
 gpu-build: $(GPU_COUNT)
 
+# How many reads of the BAR a core keeps in flight, and a copy call's share of that window;
+# built like bench_copy_impls (the dispatcher, GDRCopy 2.6's call and strategy beside the call).
+GPU_WINDOW := $(GPU_DIR)/bench_window
+GPU_WINDOW_OBJS := $(OBJ)/tests/gpu/bench_window.o $(OBJ)/tests/gpu/gdrcopy26_copy.o
+$(GPU_WINDOW): $(GPU_WINDOW_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_WINDOW_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl
+gpu-build: $(GPU_WINDOW)
+
 # bench_copy_impls -q on the simulated CUDA driver: a tier-1 test of the program (not of its
 # numbers), with the tools' test helpers. Its source is here, beside the program.
 GPU_BENCH_SIM_TEST := $(GPU_DIR)/test_bench_copy_sim
@@ -100,8 +110,8 @@ GPU_WINDOW_TEST := $(GPU_DIR)/test_bench_window
 $(GPU_WINDOW_TEST): tests/gpu/test_bench_window.sh $(BUILD)/tests/tools/tools_lib.sh
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/tools/tools_lib.sh)|' \
-		-e 's|@BENCH@|$(abspath $(GPU_DIR)/bench_window)|' $< >$@ && chmod +x $@
-test-build: $(GPU_WINDOW_TEST) $(GPU_DIR)/bench_window $(SIM_CUDA_LIB)
+		-e 's|@BENCH@|$(abspath $(GPU_WINDOW))|' $< >$@ && chmod +x $@
+test-build: $(GPU_WINDOW_TEST) $(GPU_WINDOW) $(SIM_CUDA_LIB)
 TEST_TESTS += $(GPU_WINDOW_TEST)
 
 # bench/count-instructions.sh on the simulated CUDA driver, the same way.

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Tier 1: bench_window on the simulated CUDA driver through the vulkan backend (over lavapipe).
 # Checks the program, not its numbers (host memory stands in for the BAR here): it runs, prints
-# the round trip and a row of three kinds for every K, refuses bad options and skips without a
-# CUDA driver.
+# the round trip, a row of three filler kinds for every K and the copy calls' table and steps,
+# refuses bad options and skips without a CUDA driver.
 . @LIB@
 need_sim
 bench=@BENCH@
@@ -38,4 +38,8 @@ check_lines window_header "$out" '^\| K \| nop: us \| in flight \| L1 load: us \
 for k in 0 16 32 48 64 96 128 160 192 256 320 384 448 512 640 768 1024; do
 	check_lines "window_row_$k" "$out" "^\| $k( \| $num){6} \|$"
 done
+# The copy calls: a row per K (0-256 in steps of 4) of 15 columns, and each call's steps.
+check_lines window_call_header "$out" '^\| K \| 16 B: library \| 16 B: library, AVX2 at 32 B \| 16 B: dispatcher \| 16 B: GDRCopy 2\.6 call \| 16 B: GDRCopy 2\.6 strategy \| 32 B: library \|'
+check_lines window_call_rows "$out" "^\| [0-9]+( \| $num){15} \|$" 65
+check_lines window_call_steps "$out" "^\| (16|32|64) B \| (library|library, AVX2 at 32 B|dispatcher|GDRCopy 2\.6 call|GDRCopy 2\.6 strategy) \| $num \| (-|[0-9]+) \| (-|[0-9]+) \| (-|-?[0-9]+) \| (-|-?[0-9]+) \|$" 15
 test_exit
