@@ -15,11 +15,10 @@
  *
  * Then the same for copy calls: each read is one call of 16, 32 or 64 bytes (the library's public
  * call, as chosen and with AVX2 at 32 B, its dispatcher, GDRCopy 2.6's public call and its
- * strategy, tests/gpu/gdrcopy26_copy.c),
- * with K nops after it, K from 0 to 256 in steps of 4. The reads in flight step down from 3 to 2
- * when a call and its K nops fill half the reorder window, and from 2 to 1 when they fill it:
- * the two steps give the window and the call's share of it, in reorder entries (to within 8),
- * which no instruction count gives.
+ * strategy, tests/gpu/gdrcopy26_copy.c), with K nops after it, K from 0 to 256 in steps of 4.
+ * The reads in flight step down from 3 to 2 when a call and its K nops fill half the reorder
+ * window, and from 2 to 1 when they fill it: the two steps give the window and the call's share
+ * of it, in reorder entries (to within 8), which no instruction count gives.
  *
  * Prints markdown tables: microseconds per read (median of ROUNDS rounds of READS reads each,
  * the points interleaved within each round) and the reads in flight that gives (the round trip
@@ -71,13 +70,12 @@ WINDOW_KS(WINDOW_LOOP, load)
 WINDOW_KS(WINDOW_LOOP, store)
 
 struct point {
-	const char *kind;
 	int k;
 	void (*loop)(const volatile char *bar, long *l1, long reads);
 	double us[MAX_ROUNDS];
 };
 
-#define WINDOW_POINT(kind, k) { #kind, k, loop_##kind##_##k, { 0 } },
+#define WINDOW_POINT(kind, k) { k, loop_##kind##_##k, { 0 } },
 static struct point points[] = {
 	WINDOW_KS(WINDOW_POINT, nop) WINDOW_KS(WINDOW_POINT, load) WINDOW_KS(WINDOW_POINT, store)
 };
