@@ -12,33 +12,21 @@
  * side, K costs nothing; once K entries of some buffer fill it before the next read's turn, fewer
  * reads overlap, and the time per read steps up. Where each kind steps says which buffer limits
  * and how big it is. The round trip is timed with reads that each wait for the one before.
- *
- * Then the same for copy calls: each read is one call of 16, 32 or 64 bytes (the library's public
- * call, as chosen and with AVX2 at 32 B, its dispatcher, GDRCopy 2.6's public call and its
- * strategy, tests/gpu/gdrcopy26_copy.c), with K nops after it, K from 0 to 256 in steps of 4.
- * The reads in flight step down from 3 to 2 when a call and its K nops fill half the reorder
- * window, and from 2 to 1 when they fill it: the two steps give the window and the call's share
- * of it, in reorder entries (to within 8), which no instruction count gives.
+ * Then bench_window_calls.c's tables, with copy calls as the reads.
  *
  * Prints markdown tables: microseconds per read (median of ROUNDS rounds of READS reads each,
  * the points interleaved within each round) and the reads in flight that gives (the round trip
- * over the time per read). x86-64 only.
+ * over the time per read). Exit 1 if a data check failed. x86-64 only.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "copy.h"
-#include "copy_impl.h"
-#include "cpu.h"
-#include "gdrapi.h"
-#include "gdrcopy26_copy.h"
+#include "bench_window.h"
 #include "gpucommon.h"
 
 #if defined(__x86_64__)
 
-#define LINES 4096	/* the reads walk 256 KiB of the BAR, one 64-byte line each */
-#define MAX_ROUNDS 101
 
 /*
  * One loop per kind and K. The address of each read depends only on the loop counter, never
@@ -56,7 +44,8 @@
 			__asm__ volatile("movntdqa (%[p]), %%xmm0\n\t"                          \
 					 ".rept " #k "\n\t" FILLER_##kind "\n\t.endr"           \
 					 :                                                      \
-					 : [p] "r"(bar + (i % LINES) * 64), [l1] "r"(l1)        \
+					 : [p] "r"(bar + (i % WINDOW_LINES) * 64),              \
+					   [l1] "r"(l1)                                         \
 					 : "xmm0", "r11", "memory");                            \
 	}
 
@@ -72,7 +61,7 @@ WINDOW_KS(WINDOW_LOOP, store)
 struct point {
 	int k;
 	void (*loop)(const volatile char *bar, long *l1, long reads);
-	double us[MAX_ROUNDS];
+	double us[WINDOW_MAX_ROUNDS];
 };
 
 #define WINDOW_POINT(kind, k) { k, loop_##kind##_##k, { 0 } },
@@ -81,83 +70,6 @@ static struct point points[] = {
 };
 #define NPOINTS (sizeof(points) / sizeof(points[0]))
 #define NKS (NPOINTS / 3)
-
-/*
- * The copy calls, each a function of the same shape, so that every call loop makes the same
- * indirect call around them.
- */
-typedef void (*copy_fn)(uint8_t *host, const char *dev, size_t n);
-static gdr_mh_t library_mh, gdrcopy26_mh;
-
-static void copy_library(uint8_t *host, const char *dev, size_t n)
-{
-	gdr_copy_from_mapping(library_mh, host, dev, n);
-}
-
-static void copy_dispatcher(uint8_t *host, const char *dev, size_t n)
-{
-	gdr_copy_from_mapping_type(GDR_MAPPING_TYPE_WC, 0, host, dev, n);
-}
-
-static void copy_gdrcopy26_call(uint8_t *host, const char *dev, size_t n)
-{
-	gdrcopy26_copy_from_mapping(gdrcopy26_mh, host, dev, n);
-}
-
-static void copy_gdrcopy26(uint8_t *host, const char *dev, size_t n)
-{
-	gdrcopy26_copy_from_wc(host, dev, n);
-}
-
-/*
- * The library's tables: as chosen, and with AVX2 (one 32-byte load a block) for the size class
- * of 32 B, which the automatic choice reads with two 16-byte loads.
- */
-static struct gdr_copy_table auto_table, avx2_at_32_table;
-
-static const struct {
-	const char *name;
-	copy_fn fn;
-	const struct gdr_copy_table *table;
-} calls[] = {
-	{ "library", copy_library, &auto_table },
-	{ "library, AVX2 at 32 B", copy_library, &avx2_at_32_table },
-	{ "dispatcher", copy_dispatcher, &auto_table },
-	{ "GDRCopy 2.6 call", copy_gdrcopy26_call, &auto_table },
-	{ "GDRCopy 2.6 strategy", copy_gdrcopy26, &auto_table },
-};
-#define NCALLS (sizeof(calls) / sizeof(calls[0]))
-static const size_t call_sizes[] = { 16, 32, 64 };
-#define NSIZES (sizeof(call_sizes) / sizeof(call_sizes[0]))
-
-#define CALL_LOOP(k)                                                                           \
-	static void call_loop_##k(copy_fn fn, uint8_t *host, const char *bar, size_t n,        \
-				  long reads)                                                  \
-	{                                                                                       \
-		for (long i = 0; i < reads; i++) {                                              \
-			fn(host, bar + (i % LINES) * 64, n);                                    \
-			__asm__ volatile(".rept " #k "\n\tnop\n\t.endr" : : : "memory");          \
-		}                                                                               \
-	}
-#define CALL_KS(X) \
-	X(0) X(4) X(8) X(12) X(16) X(20) X(24) X(28) X(32) X(36) X(40) X(44) X(48) X(52) X(56) \
-	X(60) X(64) X(68) X(72) X(76) X(80) X(84) X(88) X(92) X(96) X(100) X(104) X(108) \
-	X(112) X(116) X(120) X(124) X(128) X(132) X(136) X(140) X(144) X(148) X(152) X(156) \
-	X(160) X(164) X(168) X(172) X(176) X(180) X(184) X(188) X(192) X(196) X(200) X(204) \
-	X(208) X(212) X(216) X(220) X(224) X(228) X(232) X(236) X(240) X(244) X(248) X(252) \
-	X(256)
-CALL_KS(CALL_LOOP)
-
-typedef void (*call_loop_fn)(copy_fn fn, uint8_t *host, const char *bar, size_t n, long reads);
-#define CALL_ENTRY(k) { k, call_loop_##k },
-static const struct {
-	int k;
-	call_loop_fn loop;
-} call_loops[] = { CALL_KS(CALL_ENTRY) };
-#define NCALL_KS (sizeof(call_loops) / sizeof(call_loops[0]))
-
-/* us per call, [call][size][K][round] */
-static double call_us[NCALLS][NSIZES][NCALL_KS][MAX_ROUNDS];
 
 /* Reads that each wait for the one before: the next address adds the value read, times 0. */
 static void dependent_reads(const volatile char *bar, long reads)
@@ -168,137 +80,26 @@ static void dependent_reads(const volatile char *bar, long reads)
 		__asm__ volatile("movq (%[p],%[v]), %[v]\n\t"
 				 "andq $0, %[v]"
 				 : [v] "+r"(v)
-				 : [p] "r"(bar + (i % LINES) * 64)
+				 : [p] "r"(bar + (i % WINDOW_LINES) * 64)
 				 : "memory");
-}
-
-/* The first K at which a call's reads in flight fall below level, or -1. */
-static int first_k_below(const double *in_flight, double level)
-{
-	for (size_t i = 0; i < NCALL_KS; i++)
-		if (in_flight[i] < level)
-			return call_loops[i].k;
-	return -1;
-}
-
-/*
- * The copy calls with K nops after each, and what their steps say: the window W and the call's
- * share F, from in flight = ceil(W / (F + K)): 3 -> 2 at F + K = W / 2, 2 -> 1 at F + K = W.
- */
-static void calls_table(gdr_t g, gdr_mh_t mh, void *va, int rounds, long reads, double rtt_us)
-{
-	static double in_flight[NCALLS][NSIZES][NCALL_KS];
-	const struct gdr_copy_impl *avx2;
-	gdr_info_v2_t info;
-	uint8_t *host;
-	int movdir64b;
-	size_t total = NCALLS * NSIZES * NCALL_KS;
-
-	if (gdr_get_info_v2(g, mh, &info) || info.mapping_type != GDR_MAPPING_TYPE_WC) {
-		printf("\nThe mapping is not write-combined: no table of copy calls.\n");
-		return;
-	}
-	if (gdrcopy26_init(gdr_cpu_features(), &movdir64b)) {
-		printf("\nGDRCopy 2.6's strategy needs SSE4.1 and AVX2, which this CPU lacks: no "
-		       "table of copy calls.\n");
-		return;
-	}
-	library_mh = mh;
-	gdr_copy_table_current(&auto_table);
-	avx2_at_32_table = auto_table;
-	avx2 = gdr_copy_impl_by_name("avx2");
-	if (avx2 && !gdr_copy_impl_missing(avx2, gdr_cpu_features())) {
-		int c = gdr_copy_class_of(&avx2_at_32_table.from, 32);
-
-		avx2_at_32_table.from.impl[c] = avx2;
-		avx2_at_32_table.from.fn[c] = avx2->load;
-	}
-	gdrcopy26_mh = gdrcopy26_map(GDR_MAPPING_TYPE_WC);
-	host = aligned_alloc(64, 64);
-	if (!host || !gdrcopy26_mh.h) {
-		printf("\nout of memory: no table of copy calls\n");
-		free(host);
-		return;
-	}
-	for (size_t c = 0; c < NCALLS; c++) {
-		gdr_copy_table_install(calls[c].table);
-		for (size_t z = 0; z < NSIZES; z++)
-			for (size_t k = 0; k < NCALL_KS; k++)
-				call_loops[k].loop(calls[c].fn, host, va, call_sizes[z], 100);
-	}
-	for (int r = 0; r < rounds; r++)
-		for (size_t i = 0; i < total; i++) {
-			size_t p = (i + (size_t)r * 11) % total, c = p / (NSIZES * NCALL_KS);
-			size_t z = p / NCALL_KS % NSIZES, k = p % NCALL_KS;
-			double t0;
-
-			gdr_copy_table_install(calls[c].table);
-			t0 = gpu_now_ns();
-			call_loops[k].loop(calls[c].fn, host, va, call_sizes[z], reads);
-			call_us[c][z][k][r] = (gpu_now_ns() - t0) / 1e3 / reads;
-		}
-	for (size_t c = 0; c < NCALLS; c++)
-		for (size_t z = 0; z < NSIZES; z++)
-			for (size_t k = 0; k < NCALL_KS; k++)
-				in_flight[c][z][k] = rtt_us / gpu_median(call_us[c][z][k], rounds);
-
-	printf("\nCopy calls out of the mapping, one a read of a fresh line, with K nops after each: "
-	       "reads in flight (round trip / median us per call).\n\n| K |");
-	for (size_t z = 0; z < NSIZES; z++)
-		for (size_t c = 0; c < NCALLS; c++)
-			printf(" %zu B: %s |", call_sizes[z], calls[c].name);
-	printf("\n| --- |");
-	for (size_t i = 0; i < NSIZES * NCALLS; i++)
-		printf(" --- |");
-	printf("\n");
-	for (size_t k = 0; k < NCALL_KS; k++) {
-		printf("| %d |", call_loops[k].k);
-		for (size_t z = 0; z < NSIZES; z++)
-			for (size_t c = 0; c < NCALLS; c++)
-				printf(" %.2f |", in_flight[c][z][k]);
-		printf("\n");
-	}
-	printf("\nThe steps: K where the reads in flight first fall below 2.5 (K1) and 1.5 (K2); "
-	       "window = 2 (K2 - K1), the call's share = K2 - 2 K1, reorder entries to within 8 "
-	       "(\"-\": no such step).\n\n| size | call | in flight at K=0 | K1 | K2 | window | "
-	       "call's share |\n| --- | --- | --- | --- | --- | --- | --- |\n");
-	for (size_t z = 0; z < NSIZES; z++)
-		for (size_t c = 0; c < NCALLS; c++) {
-			int k1 = first_k_below(in_flight[c][z], 2.5);
-			int k2 = first_k_below(in_flight[c][z], 1.5);
-
-			char t1[16] = "-", t2[16] = "-";
-
-			if (k1 >= 0)
-				snprintf(t1, sizeof(t1), "%d", k1);
-			if (k2 >= 0)
-				snprintf(t2, sizeof(t2), "%d", k2);
-			printf("| %zu B | %s | %.2f | %s | %s |", call_sizes[z], calls[c].name,
-			       in_flight[c][z][0], t1, t2);
-			if (k1 > 0 && k2 > k1)
-				printf(" %d | %d |\n", 2 * (k2 - k1), k2 - 2 * k1);
-			else
-				printf(" - | - |\n");
-		}
-	gdr_copy_table_install(&auto_table);
-	gdrcopy26_unmap(gdrcopy26_mh);
-	free(host);
 }
 
 static int usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-r ROUNDS (1-%d, default 31)] [-n READS (default 2000)]\n",
-		prog, MAX_ROUNDS);
+		prog, WINDOW_MAX_ROUNDS);
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
 	static long l1_word;
-	double rtt[MAX_ROUNDS], rtt_us;
-	int rounds = 31, opt;
+	double rtt[WINDOW_MAX_ROUNDS], rtt_us;
+	int rounds = 31, opt, failed;
 	long reads = 2000;
+	struct window_bar bar;
 	struct gpu_vmm vmm;
+	uint8_t *expect;
 	gdr_mh_t mh;
 	void *va;
 	gdr_t g;
@@ -315,18 +116,31 @@ int main(int argc, char **argv)
 			return usage(argv[0]);
 		}
 	}
-	if (optind != argc || rounds < 1 || rounds > MAX_ROUNDS || reads < 1 || reads > 10000000)
+	if (optind != argc || rounds < 1 || rounds > WINDOW_MAX_ROUNDS || reads < 1 ||
+	    reads > 10000000)
 		return usage(argv[0]);
 	if (gpu_init())
 		return 77;
-	if (gpu_vmm_alloc(&vmm, LINES * 64, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
-		printf("cuMemCreate of %d bytes failed\n", LINES * 64);
+	if (gpu_vmm_alloc(&vmm, WINDOW_BYTES, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
+		printf("cuMemCreate of %d bytes failed\n", WINDOW_BYTES);
 		return 1;
 	}
 	g = gdr_open();
 	if (!g || gdr_pin_buffer(g, vmm.ptr, vmm.size, 0, 0, &mh) ||
 	    gdr_map(g, mh, &va, vmm.size)) {
 		printf("gdr_open/pin/map failed: run gdrcopy_info\n");
+		return 1;
+	}
+	/* What the copy calls must read back: a pattern the GPU holds. */
+	expect = malloc(WINDOW_BYTES);
+	if (!expect) {
+		printf("out of memory\n");
+		return 1;
+	}
+	for (size_t i = 0; i < WINDOW_BYTES; i++)
+		expect[i] = (uint8_t)gpu_pattern(7, i);
+	if (cu->cuMemcpyHtoD(vmm.ptr, expect, WINDOW_BYTES) || cu->cuCtxSynchronize()) {
+		printf("cuMemcpyHtoD of %d bytes failed\n", WINDOW_BYTES);
 		return 1;
 	}
 
@@ -367,12 +181,14 @@ int main(int argc, char **argv)
 		}
 		printf(" |\n");
 	}
-	calls_table(g, mh, va, rounds, reads, rtt_us);
+	bar = (struct window_bar){ .g = g, .mh = mh, .va = va, .expect = expect };
+	failed = window_calls_tables(&bar, rounds, reads, rtt_us);
 	gdr_unmap(g, mh, va, vmm.size);
 	gdr_unpin_buffer(g, mh);
 	gdr_close(g);
 	gpu_vmm_free(&vmm);
-	return 0;
+	free(expect);
+	return failed ? 1 : 0;
 }
 
 #else

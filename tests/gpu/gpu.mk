@@ -88,7 +88,8 @@ gpu-build: $(GPU_COUNT)
 # How many reads of the BAR a core keeps in flight, and a copy call's share of that window;
 # built like bench_copy_impls (the dispatcher, GDRCopy 2.6's call and strategy beside the call).
 GPU_WINDOW := $(GPU_DIR)/bench_window
-GPU_WINDOW_OBJS := $(OBJ)/tests/gpu/bench_window.o $(OBJ)/tests/gpu/gdrcopy26_copy.o
+GPU_WINDOW_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_window.o bench_window_calls.o \
+	gdrcopy26_copy.o)
 $(GPU_WINDOW): $(GPU_WINDOW_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
