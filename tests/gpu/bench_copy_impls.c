@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bench_copy.h"
+#include "bench_forced.h"
 #include "bench_paths.h"
 #include "bench_raw.h"
 #include "copy.h"
@@ -194,43 +195,13 @@ static int scenario_latency(size_t n)
 	return run_latency(&sc);
 }
 
-/* Whether a routine already measured in direction dir has fn (the variants share stores). */
-static int same_fn_seen(int dir, gdr_copy_fn fn)
-{
-	for (int i = 0; i < bench.nroutines[dir]; i++)
-		if ((dir ? bench.routines[dir][i]->store : bench.routines[dir][i]->load) == fn)
-			return 1;
-	return 0;
-}
-
 /* Tables that use one routine at every size of a direction (dir 0: loads, 1: stores). */
 static void make_forced(void)
 {
-	const struct gdr_copy_impl *const *impls;
-	size_t count;
-
-	impls = gdr_copy_impls(&count);
-	for (size_t i = 0; i < count; i++) {
-		for (int dir = 0; dir < 2; dir++) {
-			const struct gdr_copy_impl *impl = impls[i];
-			gdr_copy_fn fn = dir ? impl->store : impl->load;
-			struct gdr_copy_table *t = &bench.forced[dir][bench.nroutines[dir]];
-			struct gdr_copy_dir *d = dir ? &t->to : &t->from;
-
-			if (!fn || gdr_copy_impl_missing(impl, bench.cpu) ||
-			    bench.nroutines[dir] == BENCH_MAX_ROUTINES || same_fn_seen(dir, fn))
-				continue;
-			/* Unlike GDRCOPY_COPY_IMPL, also below load_min: the point is to see why. */
-			*t = bench.auto_t;
-			for (int c = 0; c < d->nclasses; c++) {
-				d->impl[c] = impl;
-				d->fn[c] = fn;
-			}
-			if (dir && impl->id != GDR_COPY_IMPL_GENERIC)
-				t->tiny_to_max = 0;
-			bench.routines[dir][bench.nroutines[dir]++] = impl;
-		}
-	}
+	for (int dir = 0; dir < 2; dir++)
+		bench.nroutines[dir] = bench_forced_tables(&bench.auto_t, dir, bench.cpu,
+							   bench.forced[dir], bench.routines[dir],
+							   BENCH_MAX_ROUTINES);
 }
 
 /* Past the time budget: say where it stopped, for the report. */

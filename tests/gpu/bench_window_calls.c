@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_forced.h"
 #include "bench_window.h"
 #include "copy.h"
 #include "copy_impl.h"
@@ -116,31 +117,6 @@ static int first_k_below(const double *in_flight, double level)
 static struct gdr_copy_table routine_tables[MAX_ROUTINES];
 static const struct gdr_copy_impl *routines[MAX_ROUTINES];
 static int nroutines;
-
-static void make_routine_tables(unsigned int cpu)
-{
-	const struct gdr_copy_impl *const *impls;
-	size_t count;
-
-	impls = gdr_copy_impls(&count);
-	for (size_t i = 0; i < count && nroutines < MAX_ROUTINES; i++) {
-		struct gdr_copy_table *t = &routine_tables[nroutines];
-		int seen = 0;
-
-		if (!impls[i]->load || gdr_copy_impl_missing(impls[i], cpu))
-			continue;
-		for (int j = 0; j < nroutines; j++)
-			seen |= routines[j]->load == impls[i]->load;
-		if (seen)
-			continue;
-		*t = auto_table;
-		for (int c = 0; c < t->from.nclasses; c++) {
-			t->from.impl[c] = impls[i];
-			t->from.fn[c] = impls[i]->load;
-		}
-		routines[nroutines++] = impls[i];
-	}
-}
 
 /* n-byte reads at a stride of whole lines, each of fresh lines, through fn. */
 static void fresh_reads(copy_fn fn, uint8_t *host, const char *bar, size_t n, size_t stride,
@@ -338,7 +314,8 @@ int window_calls_tables(const struct window_bar *bar, int rounds, long reads, do
 		avx2_at_32_table.from.impl[c] = avx2;
 		avx2_at_32_table.from.fn[c] = avx2->load;
 	}
-	make_routine_tables(cpu);
+	nroutines = bench_forced_tables(&auto_table, 0, cpu, routine_tables, routines,
+					MAX_ROUTINES);
 	gdrcopy26_mh = gdrcopy26_map(GDR_MAPPING_TYPE_WC);
 	host = aligned_alloc(64, 256);
 	if (!host || !gdrcopy26_mh.h) {

@@ -64,7 +64,8 @@ check-gpu-dmabuf: $(GPU_DIR)/test_gpu_dmabuf
 # strategy, raw accesses) are built with the ISA flags they use; they check the CPU at run time.
 GPU_IMPLS_BENCH := $(GPU_DIR)/bench_copy_impls
 GPU_IMPLS_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_copy_impls.o bench_copy_measure.o \
-	bench_copy_report.o bench_copy_verdicts.o bench_paths.o bench_raw.o gdrcopy26_copy.o)
+	bench_copy_report.o bench_copy_verdicts.o bench_forced.o bench_paths.o bench_raw.o \
+	gdrcopy26_copy.o)
 ifeq ($(ARCH_DIR),x86)
 $(OBJ)/tests/gpu/bench_raw.o: ISA_CFLAGS := -mavx2 -mavx512f
 $(OBJ)/tests/gpu/gdrcopy26_copy.o: ISA_CFLAGS := -msse4.1 -mavx2 -mmovdir64b
@@ -89,7 +90,7 @@ gpu-build: $(GPU_COUNT)
 # built like bench_copy_impls (the dispatcher, GDRCopy 2.6's call and strategy beside the call).
 GPU_WINDOW := $(GPU_DIR)/bench_window
 GPU_WINDOW_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_window.o bench_window_calls.o \
-	gdrcopy26_copy.o)
+	bench_forced.o gdrcopy26_copy.o)
 $(GPU_WINDOW): $(GPU_WINDOW_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
