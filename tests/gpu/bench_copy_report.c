@@ -386,7 +386,11 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 				 "with both of the announcement's stores (as the library), only "
 				 "the one before the lookup, only the one after the fence, or "
 				 "neither (its loads alone), then with no store through a global "
-				 "pointer to the record, and only the thread-local pointer read");
+				 "pointer to the record, and only the thread-local pointer read; "
+				 "the flat call reshaped, then with 12 or 48 nops before the "
+				 "routine's call, before the fence or after it; and aligned reads "
+				 "of up to 64 B made in the call itself with inline 16-byte or "
+				 "32-byte streaming loads");
 	report_header(f, "size", cols, ncols + 1, NULL, to_device, NULL, 0);
 	for (int i = 0; i < info->nsizes; i++) {
 		size_t n = info->sizes[i];

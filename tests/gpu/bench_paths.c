@@ -8,6 +8,7 @@
 
 #include "bench_paths.h"
 #include "copy.h"
+#include "cpu.h"
 #include "handle.h"
 #include "inflight.h"
 
@@ -373,6 +374,116 @@ static int probe_tls_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, s
 	return probe_from(handle, h_ptr, map_d_ptr, size, PROBE_TLS);
 }
 
+#if defined(__x86_64__)
+/*
+ * The flat read with aligned reads of up to 64 bytes made in the call itself: streaming loads
+ * (inline asm: this file has the baseline ISA) straight into the caller's buffer, no routine
+ * call and no size class; every other read takes the library's routine. lines16 loads 16 bytes
+ * at a time (SSE4.1), lines32 32 where the device side allows it (AVX2). The bench asks the CPU
+ * once; without the instructions a variant is the flat call.
+ */
+static int lines_cpu = -1;
+
+static inline __attribute__((always_inline)) int lines_have(unsigned int feature)
+{
+	if (__builtin_expect(lines_cpu < 0, 0))
+		lines_cpu = (int)gdr_cpu_features();
+	return (unsigned int)lines_cpu & feature;
+}
+
+static inline __attribute__((always_inline)) void lines16(void *dst, const void *src, size_t n)
+{
+	for (size_t i = 0; i < n; i += 16)
+		__asm__ volatile("movntdqa %1, %%xmm0\n\tmovdqu %%xmm0, %0"
+				 : "=m"(*(uint8_t(*)[16])((uint8_t *)dst + i))
+				 : "m"(*(const uint8_t(*)[16])((const uint8_t *)src + i))
+				 : "xmm0");
+}
+
+static inline __attribute__((always_inline)) void lines32(void *dst, const void *src, size_t n)
+{
+	size_t i = 0;
+
+	if (!((uintptr_t)src & 31)) {
+		for (; i + 32 <= n; i += 32)
+			__asm__ volatile("vmovntdqa %1, %%ymm0\n\tvmovdqu %%ymm0, %0"
+					 : "=m"(*(uint8_t(*)[32])((uint8_t *)dst + i))
+					 : "m"(*(const uint8_t(*)[32])((const uint8_t *)src + i))
+					 : "xmm0");
+		__asm__ volatile("vzeroupper" ::: "xmm0");
+	}
+	lines16((uint8_t *)dst + i, (const uint8_t *)src + i, n - i);
+}
+
+static inline __attribute__((always_inline)) int
+flat_lines_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size, int wide)
+{
+	if (!gdr_inflight_enter_outer())
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	if (!common_case(handle, map_d_ptr, size, h_ptr)) {
+		gdr_inflight_leave_outer();
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	}
+	if (size <= 64 && !(((uintptr_t)map_d_ptr | size) & 15) &&
+	    lines_have(wide ? GDR_CPU_AVX2 : GDR_CPU_SSE41)) {
+		if (wide)
+			lines32(h_ptr, map_d_ptr, size);
+		else
+			lines16(h_ptr, map_d_ptr, size);
+		gdr_copy_fence(gdr_copy_active.from_wc_fence);
+	} else {
+		gdr_copy_from_wc(h_ptr, map_d_ptr, size);
+	}
+	gdr_inflight_leave_outer();
+	return 0;
+}
+
+static int flat_lines16_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	return flat_lines_from(handle, h_ptr, map_d_ptr, size, 0);
+}
+
+static int flat_lines32_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	return flat_lines_from(handle, h_ptr, map_d_ptr, size, 1);
+}
+#endif
+
+/*
+ * The flat read reshaped (one exit for the common case, the routine's call in the middle) with
+ * nops at one place: before the routine's call (a), between the routine and the store fence (b),
+ * after the fence (c). Does it matter where the instructions around a read's loads sit, or only
+ * how many there are? spaced_0 is the reshaped read with none.
+ */
+#define NOPS_N(k) __asm__ volatile(".rept " #k "\n\tnop\n\t.endr")
+#define FLAT_SPACED(name, a, b, c)                                                         \
+	static int name(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)  \
+	{                                                                                  \
+		const struct gdr_copy_dir *d = &gdr_copy_active.from;                     \
+                                                                                           \
+		if (!gdr_inflight_enter_outer())                                           \
+			return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);      \
+		if (!common_case(handle, map_d_ptr, size, h_ptr)) {                        \
+			gdr_inflight_leave_outer();                                        \
+			return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);      \
+		}                                                                          \
+		NOPS_N(a);                                                                 \
+		d->fn[gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);                 \
+		NOPS_N(b);                                                                 \
+		gdr_copy_fence(gdr_copy_active.from_wc_fence);                             \
+		NOPS_N(c);                                                                 \
+		gdr_inflight_leave_outer();                                                \
+		return 0;                                                                  \
+	}
+
+FLAT_SPACED(spaced_0, 0, 0, 0)
+FLAT_SPACED(spaced_a12, 12, 0, 0)
+FLAT_SPACED(spaced_a48, 48, 0, 0)
+FLAT_SPACED(spaced_b12, 0, 12, 0)
+FLAT_SPACED(spaced_b48, 0, 48, 0)
+FLAT_SPACED(spaced_c12, 0, 0, 12)
+FLAT_SPACED(spaced_c48, 0, 0, 48)
+
 static const struct bench_path paths[] = {
 	{ "path_before", "public call before", before_to, before_from },
 	{ "path_announced", "announce + dispatcher", announced_to, announced_from },
@@ -388,6 +499,17 @@ static const struct bench_path paths[] = {
 	{ "path_probe_none", "announced: loads only", NULL, probe_none_from },
 	{ "path_probe_global", "announced: loads, global record", NULL, probe_global_from },
 	{ "path_probe_tls", "announced: thread pointer only", NULL, probe_tls_from },
+	{ "path_spaced_0", "flat, reshaped", NULL, spaced_0 },
+	{ "path_spaced_a12", "12 nops before the routine", NULL, spaced_a12 },
+	{ "path_spaced_a48", "48 nops before the routine", NULL, spaced_a48 },
+	{ "path_spaced_b12", "12 nops before the fence", NULL, spaced_b12 },
+	{ "path_spaced_b48", "48 nops before the fence", NULL, spaced_b48 },
+	{ "path_spaced_c12", "12 nops after the fence", NULL, spaced_c12 },
+	{ "path_spaced_c48", "48 nops after the fence", NULL, spaced_c48 },
+#if defined(__x86_64__)
+	{ "path_lines16", "flat, inline 16 B loads to 64 B", NULL, flat_lines16_from },
+	{ "path_lines32", "flat, inline 32 B loads to 64 B", NULL, flat_lines32_from },
+#endif
 };
 
 const struct bench_path *bench_paths(size_t *count)

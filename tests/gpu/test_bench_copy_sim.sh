@@ -47,8 +47,8 @@ check_lines bench_target_gdrcopy_call "$md" "^- Reads at or below GDRCopy 2\.6's
 check_lines bench_target_gdrcopy_call_per_round "$md" "^- Reads at or below GDRCopy 2\.6's public call at every size, round by round \(the median of the per-round ratios\): (met|\*\*missed\*\* at [0-9]+ (B|KiB) \($num""x\))"
 check_lines bench_target_gdrcopy_strategy "$md" "^- Reads at or below GDRCopy 2\.6's strategy alone \(no public call around it\) at every size: (met|\*\*missed\*\* at )"
 check_lines bench_target_gdrcopy_strategy_per_round "$md" "^- Reads at or below GDRCopy 2\.6's strategy alone \(no public call around it\) at every size, round by round \(the median of the per-round ratios\): (met|\*\*missed\*\* at [0-9]+ (B|KiB) \($num""x\))"
-check_lines bench_step_tables "$md" '^\| size \| routine \+ sfence \| dispatcher \| public call before \| announce \+ dispatcher \| lookup \+ dispatcher \| 88 nops \+ dispatcher \| flat, not announced \| flat, not looked up \|( flat, fence last \|)? flat call before \|( announced: both stores \| announced: store before \| announced: store after \| announced: loads only \| announced: loads, global record \| announced: thread pointer only \|)? library \| library, copies fenced \| library - dispatcher \|$' 2
-check_lines bench_step_rows "$md" "^\| (1 B|8 B|64 B|1 KiB)( \| $num){11,18} \| [-+]$num \|\$" 8
+check_lines bench_step_tables "$md" '^\| size \| routine \+ sfence \| dispatcher \| public call before \| announce \+ dispatcher \| lookup \+ dispatcher \| 88 nops \+ dispatcher \| flat, not announced \| flat, not looked up \|( flat, fence last \|)? flat call before \|( announced: both stores \| announced: store before \| announced: store after \| announced: loads only \| announced: loads, global record \| announced: thread pointer only \| flat, reshaped \| 12 nops before the routine \| 48 nops before the routine \| 12 nops before the fence \| 48 nops before the fence \| 12 nops after the fence \| 48 nops after the fence \|( flat, inline 16 B loads to 64 B \| flat, inline 32 B loads to 64 B \|)?)? library \| library, copies fenced \| library - dispatcher \|$' 2
+check_lines bench_step_rows "$md" "^\| (1 B|8 B|64 B|1 KiB)( \| $num){11,27} \| [-+]$num \|\$" 8
 check_lines bench_overhead "$md" "^- The public (read|write) call over the dispatcher, [0-9]+ B - [0-9]+ (B|KiB): [-+]$num to [-+]$num us \(the call before it was made flat: [-+]$num to [-+]$num us\)\$" 2
 check_lines bench_fence_note "$md" 'Copies (do not fence themselves here|\*\*fence themselves here)'
 check_lines bench_rows "$md" '^Rows for `(from|to)_wc_rows` in src/copy\.c: `(\{ [0-9]+, [a-z0-9_]+ \}, )*\{ SIZE_MAX, [a-z0-9_]+ \}`$' 2
@@ -63,7 +63,8 @@ for d in d2h h2d; do
 	for n in 1 8 64 1024 65536; do
 		paths=
 		[ "$n" -le 4096 ] && paths="path_before path_announced path_looked_up path_nops path_unannounced path_unlooked path_flat_before library_fenced"
-		[ "$n" -le 4096 ] && [ $d = d2h ] && paths="$paths path_fence_last path_probe_both path_probe_enter path_probe_leave path_probe_none path_probe_global path_probe_tls"
+		[ "$n" -le 4096 ] && [ $d = d2h ] && paths="$paths path_fence_last path_probe_both path_probe_enter path_probe_leave path_probe_none path_probe_global path_probe_tls path_spaced_0 path_spaced_a12 path_spaced_a48 path_spaced_b12 path_spaced_b48 path_spaced_c12 path_spaced_c48"
+		[ "$n" -le 4096 ] && [ $d = d2h ] && [ "$(uname -m)" = x86_64 ] && paths="$paths path_lines16 path_lines32"
 		for m in library library:generic cumemcpy $paths; do
 			if ! grep -qE "^throughput,$d,aligned,$n,$m,$num,$num,$num,$num,3,[0-9]+,ok,$num,$num\$" "$csv"; then
 				result fail bench_csv_rows "no $m row for $d at $n B"
