@@ -388,7 +388,8 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 				 "neither (its loads alone), then with no store through a global "
 				 "pointer to the record, and only the thread-local pointer read; "
 				 "the flat call reshaped, then with 12 or 48 nops before the "
-				 "routine's call, before the fence or after it; and aligned reads "
+				 "routine's call, before the fence or after it, or 12 or 48 loads "
+				 "of one cached word before the routine's call; and aligned reads "
 				 "of up to 64 B made in the call itself with inline 16-byte or "
 				 "32-byte streaming loads");
 	report_header(f, "size", cols, ncols + 1, NULL, to_device, NULL, 0);

@@ -476,6 +476,28 @@ static int flat_lines32_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr
 		return 0;                                                                  \
 	}
 
+/* As spaced_a*, but with loads of one cached word instead of nops: are loads the window's cost? */
+static const unsigned long spaced_word;
+#define LOADS_N(k)                                                                         \
+	__asm__ volatile(".rept " #k "\n\tmov %0, %%rax\n\t.endr" : : "m"(spaced_word) : "rax")
+#define FLAT_LOADED(name, k)                                                               \
+	static int name(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)  \
+	{                                                                                  \
+		const struct gdr_copy_dir *d = &gdr_copy_active.from;                     \
+                                                                                           \
+		if (!gdr_inflight_enter_outer())                                           \
+			return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);      \
+		if (!common_case(handle, map_d_ptr, size, h_ptr)) {                        \
+			gdr_inflight_leave_outer();                                        \
+			return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);      \
+		}                                                                          \
+		LOADS_N(k);                                                                \
+		d->fn[gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);                 \
+		gdr_copy_fence(gdr_copy_active.from_wc_fence);                             \
+		gdr_inflight_leave_outer();                                                \
+		return 0;                                                                  \
+	}
+
 FLAT_SPACED(spaced_0, 0, 0, 0)
 FLAT_SPACED(spaced_a12, 12, 0, 0)
 FLAT_SPACED(spaced_a48, 48, 0, 0)
@@ -483,6 +505,8 @@ FLAT_SPACED(spaced_b12, 0, 12, 0)
 FLAT_SPACED(spaced_b48, 0, 48, 0)
 FLAT_SPACED(spaced_c12, 0, 0, 12)
 FLAT_SPACED(spaced_c48, 0, 0, 48)
+FLAT_LOADED(loaded_a12, 12)
+FLAT_LOADED(loaded_a48, 48)
 
 static const struct bench_path paths[] = {
 	{ "path_before", "public call before", before_to, before_from },
@@ -506,6 +530,8 @@ static const struct bench_path paths[] = {
 	{ "path_spaced_b48", "48 nops before the fence", NULL, spaced_b48 },
 	{ "path_spaced_c12", "12 nops after the fence", NULL, spaced_c12 },
 	{ "path_spaced_c48", "48 nops after the fence", NULL, spaced_c48 },
+	{ "path_loaded_a12", "12 loads before the routine", NULL, loaded_a12 },
+	{ "path_loaded_a48", "48 loads before the routine", NULL, loaded_a48 },
 #if defined(__x86_64__)
 	{ "path_lines16", "flat, inline 16 B loads to 64 B", NULL, flat_lines16_from },
 	{ "path_lines32", "flat, inline 32 B loads to 64 B", NULL, flat_lines32_from },
