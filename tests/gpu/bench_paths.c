@@ -451,12 +451,14 @@ static int flat_lines32_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr
 
 /*
  * The flat read reshaped (one exit for the common case, the routine's call in the middle) with
- * nops at one place: before the routine's call (a), between the routine and the store fence (b),
- * after the fence (c). Does it matter where the instructions around a read's loads sit, or only
- * how many there are? spaced_0 is the reshaped read with none.
+ * fillers at one place: before the routine's call (a), between the routine and the store fence
+ * (b), after the fence (c). Does it matter where the instructions around a read's loads sit, or
+ * only how many there are, and are loads dearer than nops? spaced_0 is the reshaped read with
+ * none.
  */
+#define NO_FILL ((void)0)
 #define NOPS_N(k) __asm__ volatile(".rept " #k "\n\tnop\n\t.endr")
-#define FLAT_SPACED(name, a, b, c)                                                         \
+#define FLAT_FILLED(name, a, b, c)                                                         \
 	static int name(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)  \
 	{                                                                                  \
 		const struct gdr_copy_dir *d = &gdr_copy_active.from;                     \
@@ -467,46 +469,32 @@ static int flat_lines32_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr
 			gdr_inflight_leave_outer();                                        \
 			return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);      \
 		}                                                                          \
-		NOPS_N(a);                                                                 \
+		a;                                                                         \
 		d->fn[gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);                 \
-		NOPS_N(b);                                                                 \
+		b;                                                                         \
 		gdr_copy_fence(gdr_copy_active.from_wc_fence);                             \
-		NOPS_N(c);                                                                 \
+		c;                                                                         \
 		gdr_inflight_leave_outer();                                                \
 		return 0;                                                                  \
 	}
 
-/* As spaced_a*, but with loads of one cached word instead of nops: are loads the window's cost? */
-static const unsigned long spaced_word;
+FLAT_FILLED(spaced_0, NO_FILL, NO_FILL, NO_FILL)
+FLAT_FILLED(spaced_a12, NOPS_N(12), NO_FILL, NO_FILL)
+FLAT_FILLED(spaced_a48, NOPS_N(48), NO_FILL, NO_FILL)
+FLAT_FILLED(spaced_b12, NO_FILL, NOPS_N(12), NO_FILL)
+FLAT_FILLED(spaced_b48, NO_FILL, NOPS_N(48), NO_FILL)
+FLAT_FILLED(spaced_c12, NO_FILL, NO_FILL, NOPS_N(12))
+FLAT_FILLED(spaced_c48, NO_FILL, NO_FILL, NOPS_N(48))
+
+#if defined(__x86_64__)
+/* Loads of one cached word in place of the nops. */
+static const unsigned long filler_word;
 #define LOADS_N(k)                                                                         \
-	__asm__ volatile(".rept " #k "\n\tmov %0, %%rax\n\t.endr" : : "m"(spaced_word) : "rax")
-#define FLAT_LOADED(name, k)                                                               \
-	static int name(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)  \
-	{                                                                                  \
-		const struct gdr_copy_dir *d = &gdr_copy_active.from;                     \
-                                                                                           \
-		if (!gdr_inflight_enter_outer())                                           \
-			return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);      \
-		if (!common_case(handle, map_d_ptr, size, h_ptr)) {                        \
-			gdr_inflight_leave_outer();                                        \
-			return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);      \
-		}                                                                          \
-		LOADS_N(k);                                                                \
-		d->fn[gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);                 \
-		gdr_copy_fence(gdr_copy_active.from_wc_fence);                             \
-		gdr_inflight_leave_outer();                                                \
-		return 0;                                                                  \
-	}
+	__asm__ volatile(".rept " #k "\n\tmov %0, %%rax\n\t.endr" : : "m"(filler_word) : "rax")
 
-FLAT_SPACED(spaced_0, 0, 0, 0)
-FLAT_SPACED(spaced_a12, 12, 0, 0)
-FLAT_SPACED(spaced_a48, 48, 0, 0)
-FLAT_SPACED(spaced_b12, 0, 12, 0)
-FLAT_SPACED(spaced_b48, 0, 48, 0)
-FLAT_SPACED(spaced_c12, 0, 0, 12)
-FLAT_SPACED(spaced_c48, 0, 0, 48)
-FLAT_LOADED(loaded_a12, 12)
-FLAT_LOADED(loaded_a48, 48)
+FLAT_FILLED(loaded_a12, LOADS_N(12), NO_FILL, NO_FILL)
+FLAT_FILLED(loaded_a48, LOADS_N(48), NO_FILL, NO_FILL)
+#endif
 
 static const struct bench_path paths[] = {
 	{ "path_before", "public call before", before_to, before_from },
@@ -530,9 +518,9 @@ static const struct bench_path paths[] = {
 	{ "path_spaced_b48", "48 nops before the fence", NULL, spaced_b48 },
 	{ "path_spaced_c12", "12 nops after the fence", NULL, spaced_c12 },
 	{ "path_spaced_c48", "48 nops after the fence", NULL, spaced_c48 },
+#if defined(__x86_64__)
 	{ "path_loaded_a12", "12 loads before the routine", NULL, loaded_a12 },
 	{ "path_loaded_a48", "48 loads before the routine", NULL, loaded_a48 },
-#if defined(__x86_64__)
 	{ "path_lines16", "flat, inline 16 B loads to 64 B", NULL, flat_lines16_from },
 	{ "path_lines32", "flat, inline 32 B loads to 64 B", NULL, flat_lines32_from },
 #endif
