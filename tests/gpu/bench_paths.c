@@ -5,6 +5,7 @@
  * gdr_copy_to/from_mapping only in the step it names.
  */
 #include <errno.h>
+#include <stdbool.h>
 
 #include "bench_paths.h"
 #include "copy.h"
@@ -140,6 +141,23 @@ static inline int common_case(gdr_mh_t handle, const void *map_d_ptr, size_t siz
 	return gdr_handle_maps_fast(handle.h, map_d_ptr, size) && size && h_ptr;
 }
 
+/*
+ * The flat read's start: the copy announced and its common case holding. False, with nothing
+ * announced, when the variant must hand the copy to the library.
+ */
+static inline __attribute__((always_inline)) bool flat_read_begins(gdr_mh_t handle,
+								    const void *h_ptr,
+								    const void *map_d_ptr,
+								    size_t size)
+{
+	if (!gdr_inflight_enter_outer())
+		return false;
+	if (__builtin_expect(common_case(handle, map_d_ptr, size, h_ptr), 1))
+		return true;
+	gdr_inflight_leave_outer();
+	return false;
+}
+
 /* The flat path without the announcement: what announcing costs in it is the rest. */
 static int flat_unannounced_to(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
 			       size_t size)
@@ -188,12 +206,8 @@ static int flat_fence_last_from(gdr_mh_t handle, void *h_ptr, const void *map_d_
 {
 	const struct gdr_copy_dir *d = &gdr_copy_active.from;
 
-	if (!gdr_inflight_enter_outer())
+	if (!flat_read_begins(handle, h_ptr, map_d_ptr, size))
 		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
-	if (!common_case(handle, map_d_ptr, size, h_ptr)) {
-		gdr_inflight_leave_outer();
-		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
-	}
 	d->fn[gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);
 	gdr_inflight_leave_outer();
 	gdr_copy_fence(gdr_copy_active.from_wc_fence);
@@ -418,12 +432,8 @@ static inline __attribute__((always_inline)) void lines32(void *dst, const void 
 static inline __attribute__((always_inline)) int
 flat_lines_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size, int wide)
 {
-	if (!gdr_inflight_enter_outer())
+	if (!flat_read_begins(handle, h_ptr, map_d_ptr, size))
 		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
-	if (!common_case(handle, map_d_ptr, size, h_ptr)) {
-		gdr_inflight_leave_outer();
-		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
-	}
 	if (size <= 64 && !(((uintptr_t)map_d_ptr | size) & 15) &&
 	    lines_have(wide ? GDR_CPU_AVX2 : GDR_CPU_SSE41)) {
 		if (wide)
@@ -463,12 +473,8 @@ static int flat_lines32_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr
 	{                                                                                  \
 		const struct gdr_copy_dir *d = &gdr_copy_active.from;                     \
                                                                                            \
-		if (!gdr_inflight_enter_outer())                                           \
+		if (!flat_read_begins(handle, h_ptr, map_d_ptr, size))                     \
 			return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);      \
-		if (!common_case(handle, map_d_ptr, size, h_ptr)) {                        \
-			gdr_inflight_leave_outer();                                        \
-			return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);      \
-		}                                                                          \
 		a;                                                                         \
 		d->fn[gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);                 \
 		b;                                                                         \
