@@ -79,3 +79,182 @@ void gdr_copy_load_avx2(void *dst, const void *src, size_t n)
 	if (!gdr_blocks_load_straight(dst, src, n, 32, load32))
 		load_rest(dst, src, n);
 }
+
+/* Keeps the compiler from moving loads across it. */
+#define LOADS_IN_ORDER() __asm__ volatile("" ::: "memory")
+
+/*
+ * Experiments of runs 27-29 (docs/performance.md), kept out of the rows: does the order or the
+ * spacing of a line's two 32-byte loads decide whether a read of data the GPU just wrote takes
+ * one round trip?
+ */
+
+/* Four lines, the first half of each before any second half, then the stores. */
+static inline void load256_spread(void *host, const void *dev)
+{
+	const uint8_t *s = dev;
+	uint8_t *d = host;
+	__m256i v[8];
+
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++)
+		v[2 * i] = stream_load32(s + 64 * i);
+	LOADS_IN_ORDER();
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++)
+		v[2 * i + 1] = stream_load32(s + 64 * i + 32);
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++)
+		_mm256_storeu_si256((__m256i *)(d + 32 * i), v[i]);
+}
+
+static __attribute__((noinline)) void load_rest_spread(void *dst, const void *src, size_t n)
+{
+	gdr_blocks_load_rest(dst, src, n, 32, 64, 256, load32, load256_spread);
+}
+
+void gdr_copy_load_avx2_spread(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+
+	if (n > 128 || (((uintptr_t)s | n) & 31)) {
+		load_rest_spread(dst, src, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i += 64)
+		load32(d + i, s + i);
+	LOADS_IN_ORDER();
+	for (size_t i = 32; i < n; i += 64)
+		load32(d + i, s + i);
+}
+
+/* The straight path unrolled, each block's load then its store. */
+void gdr_copy_load_avx2_unrolled(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+
+	if (n > 128 || (((uintptr_t)s | n) & 31)) {
+		load_rest(dst, src, n);
+		return;
+	}
+	switch (n / 32) {
+	case 4:
+		load32(d, s);
+		load32(d + 32, s + 32);
+		load32(d + 64, s + 64);
+		load32(d + 96, s + 96);
+		break;
+	case 3:
+		load32(d, s);
+		load32(d + 32, s + 32);
+		load32(d + 64, s + 64);
+		break;
+	case 2:
+		load32(d, s);
+		load32(d + 32, s + 32);
+		break;
+	case 1:
+		load32(d, s);
+		break;
+	}
+}
+
+/* The straight path unrolled, every load before the first store. */
+void gdr_copy_load_avx2_loadsfirst(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	__m256i a, b, c, e;
+
+	if (n > 128 || (((uintptr_t)s | n) & 31)) {
+		load_rest(dst, src, n);
+		return;
+	}
+	switch (n / 32) {
+	case 4:
+		a = stream_load32(s);
+		b = stream_load32(s + 32);
+		c = stream_load32(s + 64);
+		e = stream_load32(s + 96);
+		LOADS_IN_ORDER();
+		_mm256_storeu_si256((__m256i *)d, a);
+		_mm256_storeu_si256((__m256i *)(d + 32), b);
+		_mm256_storeu_si256((__m256i *)(d + 64), c);
+		_mm256_storeu_si256((__m256i *)(d + 96), e);
+		break;
+	case 3:
+		a = stream_load32(s);
+		b = stream_load32(s + 32);
+		c = stream_load32(s + 64);
+		LOADS_IN_ORDER();
+		_mm256_storeu_si256((__m256i *)d, a);
+		_mm256_storeu_si256((__m256i *)(d + 32), b);
+		_mm256_storeu_si256((__m256i *)(d + 64), c);
+		break;
+	case 2:
+		a = stream_load32(s);
+		b = stream_load32(s + 32);
+		LOADS_IN_ORDER();
+		_mm256_storeu_si256((__m256i *)d, a);
+		_mm256_storeu_si256((__m256i *)(d + 32), b);
+		break;
+	case 1:
+		load32(d, s);
+		break;
+	}
+}
+
+/* k nops between two loads (and a compiler barrier). */
+#define GAP(k) __asm__ volatile(".rept " #k "\n\tnop\n\t.endr" ::: "memory")
+
+#define GAP_VARIANT(name, k)								\
+static inline void name##_batch(void *host, const void *dev)				\
+{											\
+	const uint8_t *s = dev;								\
+	uint8_t *d = host;								\
+	__m256i v[8];									\
+											\
+	v[0] = stream_load32(s);							\
+	GAP(k);										\
+	v[1] = stream_load32(s + 32);							\
+	GAP(k);										\
+	v[2] = stream_load32(s + 64);							\
+	GAP(k);										\
+	v[3] = stream_load32(s + 96);							\
+	GAP(k);										\
+	v[4] = stream_load32(s + 128);							\
+	GAP(k);										\
+	v[5] = stream_load32(s + 160);							\
+	GAP(k);										\
+	v[6] = stream_load32(s + 192);							\
+	GAP(k);										\
+	v[7] = stream_load32(s + 224);							\
+	for (int i = 0; i < 8; i++)							\
+		_mm256_storeu_si256((__m256i *)(d + 32 * i), v[i]);			\
+}											\
+											\
+static __attribute__((noinline)) void name##_rest(void *dst, const void *src, size_t n)	\
+{											\
+	gdr_blocks_load_rest(dst, src, n, 32, 64, 256, load32, name##_batch);		\
+}											\
+											\
+void gdr_copy_load_##name(void *dst, const void *src, size_t n)			\
+{											\
+	uint8_t *d = dst;								\
+	const uint8_t *s = src;								\
+											\
+	if (n > 128 || (((uintptr_t)s | n) & 31)) {					\
+		name##_rest(dst, src, n);						\
+		return;									\
+	}										\
+	for (size_t i = 0; i < n; i += 32) {						\
+		if (i)									\
+			GAP(k);								\
+		load32(d + i, s + i);							\
+	}										\
+}
+
+GAP_VARIANT(avx2_gap4, 4)
+GAP_VARIANT(avx2_gap16, 16)
