@@ -43,26 +43,6 @@ static const struct gdr_copy_impl impl_sse41_blocks = {
 static const struct gdr_copy_impl impl_avx2 = {
 	GDR_COPY_IMPL_AVX2, "avx2", GDR_CPU_AVX2, 0, gdr_copy_store_avx2, gdr_copy_load_avx2, 0
 };
-static const struct gdr_copy_impl impl_avx2_spread = {
-	GDR_COPY_IMPL_AVX2, "avx2_spread", GDR_CPU_AVX2, 0, gdr_copy_store_avx2,
-	gdr_copy_load_avx2_spread, 0
-};
-static const struct gdr_copy_impl impl_avx2_unrolled = {
-	GDR_COPY_IMPL_AVX2, "avx2_unrolled", GDR_CPU_AVX2, 0, gdr_copy_store_avx2,
-	gdr_copy_load_avx2_unrolled, 0
-};
-static const struct gdr_copy_impl impl_avx2_loadsfirst = {
-	GDR_COPY_IMPL_AVX2, "avx2_loadsfirst", GDR_CPU_AVX2, 0, gdr_copy_store_avx2,
-	gdr_copy_load_avx2_loadsfirst, 0
-};
-static const struct gdr_copy_impl impl_avx2_gap4 = {
-	GDR_COPY_IMPL_AVX2, "avx2_gap4", GDR_CPU_AVX2, 0, gdr_copy_store_avx2,
-	gdr_copy_load_avx2_gap4, 0
-};
-static const struct gdr_copy_impl impl_avx2_gap16 = {
-	GDR_COPY_IMPL_AVX2, "avx2_gap16", GDR_CPU_AVX2, 0, gdr_copy_store_avx2,
-	gdr_copy_load_avx2_gap16, 0
-};
 /* 65 us for a 64-byte and 129 us for a 128-byte AVX-512 streaming load on the H200's BAR. */
 static const struct gdr_copy_impl impl_avx512 = {
 	GDR_COPY_IMPL_AVX512, "avx512", GDR_CPU_AVX512F, 0, gdr_copy_store_avx512,
@@ -97,11 +77,6 @@ static const struct gdr_copy_impl *const impls[] = {
 	&impl_sse41,
 	&impl_sse41_blocks,
 	&impl_avx2,
-	&impl_avx2_spread,
-	&impl_avx2_unrolled,
-	&impl_avx2_loadsfirst,
-	&impl_avx2_gap4,
-	&impl_avx2_gap16,
 	&impl_avx512,
 	&impl_movdir64b,
 	&impl_rep_movsb,
@@ -115,8 +90,7 @@ static const struct gdr_copy_impl *const impls[] = {
 #define NIMPLS (sizeof(impls) / sizeof(impls[0]))
 
 /* The variants' names, which no GDR_COPY_IMPL_* value names (gdr_ext_copy_impl_name). */
-static const char *const variant_names[] = { "sse41_blocks", "avx2_spread", "avx2_unrolled",
-						     "avx2_loadsfirst", "avx2_gap4", "avx2_gap16" };
+static const char *const variant_names[] = { "sse41_blocks" };
 /*
  * What GDRCOPY_COPY_IMPL took for the scalar routine before it had that name; users may have
  * set it, so it stays an alias.
