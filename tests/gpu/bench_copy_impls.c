@@ -45,8 +45,14 @@ struct bench_state bench;
 
 static struct method *add(struct scenario *sc, const char *name, enum kind kind)
 {
-	struct method *m = &sc->m[sc->nm++];
+	struct method *m;
 
+	if (sc->nm == MAX_METHODS) {
+		fprintf(stderr, "bench_copy_impls: more than %d methods at %s: raise MAX_METHODS\n",
+			MAX_METHODS, name);
+		exit(1);
+	}
+	m = &sc->m[sc->nm++];
 	memset(m, 0, sizeof(*m));
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->kind = kind;
@@ -138,6 +144,21 @@ static void setup(struct scenario *sc, int to_device, int unaligned, int latency
 	sc->nm = 0;
 }
 
+/*
+ * The device guards, which the writes must leave alone. cuMemsetD8 on device memory may return
+ * before the GPU has done it (CUDA's API synchronization behavior), and a fill that lands after
+ * the first write through the mapping erases it: wait for it.
+ */
+static int set_device_guards(const struct scenario *sc)
+{
+	if (cu->cuMemsetD8(sc->dev_ptr - GUARD, DEV_GUARD, sc->n + 2 * GUARD) ||
+	    cu->cuCtxSynchronize()) {
+		printf("cuMemsetD8 of the device guards (%zu bytes) failed\n", sc->n + 2 * GUARD);
+		return -1;
+	}
+	return 0;
+}
+
 static int scenario_throughput(int to_device, int unaligned, size_t n)
 {
 	static struct scenario sc;
@@ -169,12 +190,9 @@ static int scenario_throughput(int to_device, int unaligned, size_t n)
 				add_raw(&sc, 0, 0, "raw_nofence");
 		}
 		add(&sc, "cumemcpy", K_CUMEMCPY);
-		/* The device guards, which the writes must leave alone. */
-		if (to_device && cu->cuMemsetD8(sc.dev_ptr - GUARD, DEV_GUARD, n + 2 * GUARD))
-			return -1;
-	} else if (to_device && cu->cuMemsetD8(sc.dev_ptr - GUARD, DEV_GUARD, n + 2 * GUARD)) {
-		return -1;
 	}
+	if (to_device && set_device_guards(&sc))
+		return -1;
 	add_routines(&sc);
 	return run_throughput(&sc);
 }

@@ -16,7 +16,7 @@
 #include "gpucommon.h"
 
 #define MAX_ROUNDS 200
-#define MAX_METHODS 48
+#define MAX_METHODS 64
 #define GUARD 64			/* guard bytes on each side of a copy, host and device */
 #define HOST_GUARD 0xa5
 #define DEV_GUARD 0x5c

@@ -44,6 +44,8 @@ int vulkan_case_copy_sizes_offsets(void)
 
 			/* To the mapping: exactly [off, off + n) changes in device memory. */
 			CHECK_EQ(cuMemsetD8(m.ptr, 0xa5, region), CUDA_SUCCESS);
+			/* A memset of device memory may return before it is done (CUDA's rules). */
+			CHECK_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
 			fill_pattern(src, n, (unsigned)(si * 31 + oi));
 			CHECK_EQ(gdr_copy_to_mapping(mh, map + off, src, n), 0);
 			CHECK_EQ(cuMemcpyDtoH(dst, m.ptr, region), CUDA_SUCCESS);
