@@ -337,7 +337,7 @@ static void where_time_goes(FILE *f, const struct bench_info *info, int to_devic
 /* The public call's steps and its alternatives (bench_paths.c), where they were timed. */
 static void public_call(FILE *f, const struct bench_info *info, int to_device)
 {
-	const char *methods[32], *cols[32];
+	const char *methods[48], *cols[48];
 	const struct bench_path *paths;
 	int ncols = 0, rows = 0;
 	size_t count;
@@ -387,8 +387,14 @@ static void public_call(FILE *f, const struct bench_info *info, int to_device)
 				 "the one before the lookup, only the one after the fence, or "
 				 "neither (its loads alone), then with no store through a global "
 				 "pointer to the record, and only the thread-local pointer read; "
+				 "the same guards made leaner (a counter in thread-local storage, "
+				 "one flat slot array, a byte table of size classes), then with "
+				 "three branches; the flat call without the lookup plus one piece "
+				 "of it (the slot's tag loaded and branched on, loaded only, a "
+				 "global branched on, a branch on the handle); "
 				 "the flat call reshaped, then with 12 or 48 nops before the "
-				 "routine's call, before the fence or after it, or 12 or 48 loads "
+				 "routine's call, before the fence or after it, 4 or 12 never-taken "
+				 "branches or 12 or 48 loads "
 				 "of one cached word before the routine's call; and aligned reads "
 				 "of up to 64 B made in the call itself with inline 16-byte or "
 				 "32-byte streaming loads");

@@ -493,6 +493,14 @@ FLAT_FILLED(spaced_c12, NO_FILL, NO_FILL, NOPS_N(12))
 FLAT_FILLED(spaced_c48, NO_FILL, NO_FILL, NOPS_N(48))
 
 #if defined(__x86_64__)
+/* Conditional branches, never taken, in place of the nops: one macro-fused test and jump each. */
+#define BRANCHES_N(k)                                                                      \
+	__asm__ volatile("xor %%eax, %%eax\n\t.rept " #k "\n\ttest %%eax, %%eax\n\tjnz 9f\n\t.endr\n9:" \
+			 : : : "rax", "cc")
+
+FLAT_FILLED(branched_a4, BRANCHES_N(4), NO_FILL, NO_FILL)
+FLAT_FILLED(branched_a12, BRANCHES_N(12), NO_FILL, NO_FILL)
+
 /* Loads of one cached word in place of the nops. */
 static const unsigned long filler_word;
 #define LOADS_N(k)                                                                         \
@@ -501,6 +509,194 @@ static const unsigned long filler_word;
 FLAT_FILLED(loaded_a12, LOADS_N(12), NO_FILL, NO_FILL)
 FLAT_FILLED(loaded_a48, LOADS_N(48), NO_FILL, NO_FILL)
 #endif
+
+/*
+ * Reads only: what a leaner design of the same guards would execute. The announcement is a
+ * counter in thread-local storage itself (0 until the thread's first copy, then even outside
+ * copies), not a record reached through it; the handle table is one flat array of slots whose
+ * fast_tag holds the handle only while its mapping is the common case (write-combined, one type,
+ * no self-fencing readers), so one comparison tests the handle, its mapping and the case; reads
+ * of up to 64 B find their size class in a byte table; the fence is the store fence outright.
+ * The array, the byte table and the counter are this file's own, filled from the library's at
+ * the handle's first read, so the variant runs the same routines on the same mapping.
+ */
+#define LEAN_SLOTS 1024u
+
+struct lean_slot {
+	_Atomic unsigned long fast_tag;
+	_Atomic uintptr_t base;
+	_Atomic size_t len;
+} __attribute__((aligned(32)));
+
+static struct lean_slot lean_table[LEAN_SLOTS];
+static uint8_t lean_class[65];
+static __thread unsigned long lean_seq __attribute__((tls_model("initial-exec")));
+
+/* Anything but the common case: fill the variant's tables from the library's, then its call. */
+static __attribute__((noinline)) int lean_other(gdr_mh_t handle, void *h_ptr,
+						const void *map_d_ptr, size_t size)
+{
+	struct lean_slot *sl = &lean_table[handle.h % LEAN_SLOTS];
+	uintptr_t base;
+	size_t len;
+	int type;
+
+	if (gdr_handle_read_mapping(gdr_handle_slot_at(handle.h), handle.h, &type, &base, &len) &&
+	    type == GDR_MAPPING_TYPE_WC) {
+		atomic_store(&sl->base, base);
+		atomic_store(&sl->len, len);
+		atomic_store(&sl->fast_tag, handle.h);
+	}
+	for (size_t n = 1; n <= 64; n++)
+		lean_class[n] = (uint8_t)gdr_copy_class_of(&gdr_copy_active.from, n);
+	if (!lean_seq)
+		lean_seq = 2;
+	return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+}
+
+static int lean_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	const struct gdr_copy_dir *d = &gdr_copy_active.from;
+	const struct lean_slot *sl = &lean_table[handle.h % LEAN_SLOTS];
+	unsigned long s = lean_seq;
+	uintptr_t base, end;
+	size_t len;
+
+	if (__builtin_expect((s & 1) || !s, 0))
+		return lean_other(handle, h_ptr, map_d_ptr, size);
+	lean_seq = s + 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (__builtin_expect(atomic_load_explicit(&sl->fast_tag, memory_order_acquire) !=
+			     handle.h, 0))
+		goto other;
+	base = atomic_load_explicit(&sl->base, memory_order_relaxed);
+	len = atomic_load_explicit(&sl->len, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (__builtin_expect(atomic_load_explicit(&sl->fast_tag, memory_order_relaxed) !=
+			     handle.h, 0) ||
+	    __builtin_add_overflow((uintptr_t)map_d_ptr - base, size, &end) || end > len ||
+	    !size || !h_ptr)
+		goto other;
+	d->fn[size <= 64 ? lean_class[size] : gdr_copy_class_of(d, size)](h_ptr, map_d_ptr, size);
+	gdr_copy_fence(GDR_COPY_FENCE_STORE);
+	atomic_signal_fence(memory_order_seq_cst);
+	lean_seq = lean_seq + 1;
+	return 0;
+other:
+	lean_seq = s + 2;
+	return lean_other(handle, h_ptr, map_d_ptr, size);
+}
+
+/*
+ * lean with as few branches as the same checks allow: the thread's counter starts odd (1), so
+ * one test finds both a thread's first copy and a copy inside a copy; the handle, its mapping,
+ * the range, the size and the buffer are tested in one comparison of values computed without
+ * branches; the size class comes from a byte table indexed by min(size, 256) (a conditional
+ * move), valid where every read of 256 B or more is in one class; the store fence outright.
+ */
+static uint8_t lean2_class[257];
+static __thread unsigned long lean2_seq __attribute__((tls_model("initial-exec"))) = 1;
+
+static __attribute__((noinline)) int lean2_other(gdr_mh_t handle, void *h_ptr,
+						 const void *map_d_ptr, size_t size)
+{
+	const struct gdr_copy_dir *d = &gdr_copy_active.from;
+
+	for (size_t n = 1; n <= 256; n++)
+		lean2_class[n] = (uint8_t)gdr_copy_class_of(d, n);
+	if (gdr_copy_class_of(d, 256) == gdr_copy_class_of(d, SIZE_MAX) && lean2_seq == 1)
+		lean2_seq = 2;
+	return lean_other(handle, h_ptr, map_d_ptr, size);
+}
+
+static int lean2_from(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+	const struct gdr_copy_dir *d = &gdr_copy_active.from;
+	const struct lean_slot *sl = &lean_table[handle.h % LEAN_SLOTS];
+	unsigned long s = lean2_seq, t1, t2;
+	uintptr_t base, end;
+	size_t len;
+	int bad;
+
+	if (__builtin_expect(s & 1, 0))
+		return lean2_other(handle, h_ptr, map_d_ptr, size);
+	lean2_seq = s + 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	t1 = atomic_load_explicit(&sl->fast_tag, memory_order_acquire);
+	base = atomic_load_explicit(&sl->base, memory_order_relaxed);
+	len = atomic_load_explicit(&sl->len, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	t2 = atomic_load_explicit(&sl->fast_tag, memory_order_relaxed);
+	bad = __builtin_add_overflow((uintptr_t)map_d_ptr - base, size, &end);
+	bad |= ((t1 ^ handle.h) | (t2 ^ handle.h)) != 0;
+	bad |= end > len;
+	bad |= size == 0;
+	bad |= h_ptr == NULL;
+	if (__builtin_expect(bad, 0)) {
+		lean2_seq = s + 2;
+		return lean2_other(handle, h_ptr, map_d_ptr, size);
+	}
+	d->fn[lean2_class[size < 256 ? size : 256]](h_ptr, map_d_ptr, size);
+	gdr_copy_fence(GDR_COPY_FENCE_STORE);
+	atomic_signal_fence(memory_order_seq_cst);
+	lean2_seq = lean2_seq + 1;
+	return 0;
+}
+
+/*
+ * The flat path without the lookup (flat_unlooked) plus one piece of it: what makes the lookup
+ * cost a read a level? ul_slot loads the handle's slot tag through the library's table and
+ * branches on it; ul_slotnb loads it and only keeps the value; ul_global loads a global and
+ * branches on it; ul_arg branches on the handle itself. None of the branches is ever taken.
+ */
+enum ul_piece { UL_SLOT, UL_SLOTNB, UL_GLOBAL, UL_ARG };
+
+static inline __attribute__((always_inline)) int
+unlooked_plus(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size,
+	      enum ul_piece piece)
+{
+	unsigned long v;
+
+	if (!gdr_inflight_enter_outer())
+		return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+	switch (piece) {
+	case UL_SLOT:
+		v = atomic_load_explicit(&gdr_handle_slot_at(handle.h)->tag, memory_order_acquire);
+		if (__builtin_expect(v == 12345, 0))
+			goto other;
+		break;
+	case UL_SLOTNB:
+		v = atomic_load_explicit(&gdr_handle_slot_at(handle.h)->tag, memory_order_acquire);
+		__asm__ volatile("" : : "r"(v));
+		break;
+	case UL_GLOBAL:
+		v = (unsigned long)atomic_load_explicit(&gdr_handle_fast_type, memory_order_relaxed);
+		if (__builtin_expect(v == 12345, 0))
+			goto other;
+		break;
+	case UL_ARG:
+		if (__builtin_expect(handle.h == 12345, 0))
+			goto other;
+		break;
+	}
+	gdr_copy_from_wc(h_ptr, map_d_ptr, size);
+	gdr_inflight_leave_outer();
+	return 0;
+other:
+	gdr_inflight_leave_outer();
+	return gdr_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
+}
+
+#define UNLOOKED_PLUS(name, piece)                                                          \
+	static int name(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)   \
+	{                                                                                   \
+		return unlooked_plus(handle, h_ptr, map_d_ptr, size, piece);                \
+	}
+
+UNLOOKED_PLUS(ul_slot, UL_SLOT)
+UNLOOKED_PLUS(ul_slotnb, UL_SLOTNB)
+UNLOOKED_PLUS(ul_global, UL_GLOBAL)
+UNLOOKED_PLUS(ul_arg, UL_ARG)
 
 static const struct bench_path paths[] = {
 	{ "path_before", "public call before", before_to, before_from },
@@ -517,6 +713,12 @@ static const struct bench_path paths[] = {
 	{ "path_probe_none", "announced: loads only", NULL, probe_none_from },
 	{ "path_probe_global", "announced: loads, global record", NULL, probe_global_from },
 	{ "path_probe_tls", "announced: thread pointer only", NULL, probe_tls_from },
+	{ "path_lean", "leaner guards", NULL, lean_from },
+	{ "path_lean2", "leaner guards, fewer branches", NULL, lean2_from },
+	{ "path_ul_slot", "not looked up, + slot tag + branch", NULL, ul_slot },
+	{ "path_ul_slotnb", "not looked up, + slot tag", NULL, ul_slotnb },
+	{ "path_ul_global", "not looked up, + global + branch", NULL, ul_global },
+	{ "path_ul_arg", "not looked up, + branch on handle", NULL, ul_arg },
 	{ "path_spaced_0", "flat, reshaped", NULL, spaced_0 },
 	{ "path_spaced_a12", "12 nops before the routine", NULL, spaced_a12 },
 	{ "path_spaced_a48", "48 nops before the routine", NULL, spaced_a48 },
@@ -525,6 +727,8 @@ static const struct bench_path paths[] = {
 	{ "path_spaced_c12", "12 nops after the fence", NULL, spaced_c12 },
 	{ "path_spaced_c48", "48 nops after the fence", NULL, spaced_c48 },
 #if defined(__x86_64__)
+	{ "path_branched_a4", "4 branches before the routine", NULL, branched_a4 },
+	{ "path_branched_a12", "12 branches before the routine", NULL, branched_a12 },
 	{ "path_loaded_a12", "12 loads before the routine", NULL, loaded_a12 },
 	{ "path_loaded_a48", "48 loads before the routine", NULL, loaded_a48 },
 	{ "path_lines16", "flat, inline 16 B loads to 64 B", NULL, flat_lines16_from },
