@@ -518,7 +518,8 @@ FLAT_FILLED(loaded_a48, LOADS_N(48), NO_FILL, NO_FILL)
  * no self-fencing readers), so one comparison tests the handle, its mapping and the case; reads
  * of up to 64 B find their size class in a byte table; the fence is the store fence outright.
  * The array, the byte table and the counter are this file's own, filled from the library's at
- * the handle's first read, so the variant runs the same routines on the same mapping.
+ * the handle's first read (nothing clears a tag: the bench never unmaps while it times), so the
+ * variant runs the same routines on the same mapping.
  */
 #define LEAN_SLOTS 1024u
 
