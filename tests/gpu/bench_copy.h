@@ -40,11 +40,12 @@ struct bench_result {
 	double median, p25, p75, min;	/* microseconds per call */
 	/*
 	 * Round by round: the median over the rounds of this method's time over GDRCopy 2.6's
-	 * public call's (per_round_call) and its strategy's (per_round_strategy) in the same round,
-	 * which a machine whose speed drifts during the run moves less than a ratio of medians;
-	 * 0 where either was not measured.
+	 * public call's (per_round_call), its strategy's (per_round_strategy) and its public call
+	 * with its kernels' checks' (per_round_checked) in the same round, which a machine whose
+	 * speed drifts during the run moves less than a ratio of medians; 0 where either was not
+	 * measured.
 	 */
-	double per_round_call, per_round_strategy;
+	double per_round_call, per_round_strategy, per_round_checked;
 	int rounds;
 	long count;		/* calls per round */
 	char failed[160];	/* the first data check that failed, or "" */

@@ -126,6 +126,7 @@ static void add_gdrcopy26(struct scenario *sc)
 	if (!bench.have_gdrcopy26)
 		return;
 	add(sc, "gdrcopy26_call", K_GDRCOPY26_CALL);
+	add(sc, "gdrcopy26_call_checked", K_GDRCOPY26_CHECKED_CALL);
 	add_call(sc, "gdrcopy26",
 		 sc->to_device ? gdrcopy26_copy_to_wc : gdrcopy26_copy_from_wc, 0);
 	if (sc->to_device && bench.have_movdir64b)
@@ -140,7 +141,7 @@ static void setup(struct scenario *sc, int to_device, int unaligned, int latency
 	sc->n = n;
 	sc->dev = bench.map + DEV_OFF + (unaligned ? UNALIGNED_DEV : 0);
 	sc->dev_ptr = bench.dptr + DEV_OFF + (unaligned ? UNALIGNED_DEV : 0);
-	sc->host = bench.host_buf + GUARD + (unaligned ? UNALIGNED_HOST : 0);
+	sc->host = bench.host_buf + GUARD + bench.host_shift + (unaligned ? UNALIGNED_HOST : 0);
 	sc->nm = 0;
 }
 
@@ -276,11 +277,13 @@ static int usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [-r ROUNDS] [-l LATENCY_ROUNDS] [-s MAX_SIZE] [-b BUCKET_US] [-t SECONDS]\n"
-		"       [-c CSV] [-q]\n"
+		"       [-c CSV] [-H BYTES] [-q]\n"
 		"  -r rounds per size (default 50, at most %d); -l latency rounds (default 100)\n"
 		"  -s largest size, with K/M suffixes (default 4M); -b shortest batch in us (default 20)\n"
 		"  -t start no size after this many seconds (default 200); -c write every figure to\n"
-		"  this CSV file; -q quick: a few sizes, to check the program\n",
+		"  this CSV file; -H move the host copies this many bytes further into their buffer\n"
+		"  (0 to 4095, default 0), to see whether where they sit in a page, against the device\n"
+		"  copies' page offset, matters; -q quick: a few sizes, to check the program\n",
 		prog, MAX_ROUNDS);
 	return 2;
 }
@@ -303,6 +306,7 @@ int main(int argc, char **argv)
 	const char *csv_path = NULL, *backends[] = { "?", "gdrdrv", "dmabuf", "vulkan" };
 	size_t max = 4 << 20, pin_size, bufsize;
 	int quick = 0, opt, backend = 0, ret = 1;
+	long host_shift = 0;
 	double budget_s = 200;
 	struct gpu_vmm vmm;
 	gdr_info_v2_t ginfo;
@@ -313,7 +317,7 @@ int main(int argc, char **argv)
 	bench.rounds = 50;
 	bench.lat_rounds = 100;
 	bench.bucket_us = 20;
-	while ((opt = getopt(argc, argv, "r:l:s:b:t:c:q")) != -1) {
+	while ((opt = getopt(argc, argv, "r:l:s:b:t:c:H:q")) != -1) {
 		switch (opt) {
 		case 'r':
 			bench.rounds = atoi(optarg);
@@ -333,6 +337,9 @@ int main(int argc, char **argv)
 		case 'c':
 			csv_path = optarg;
 			break;
+		case 'H':
+			host_shift = atol(optarg);
+			break;
 		case 'q':
 			quick = 1;
 			break;
@@ -349,8 +356,9 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc || bench.rounds < 1 || bench.rounds > MAX_ROUNDS || bench.lat_rounds < 1 ||
 	    bench.lat_rounds > MAX_ROUNDS || bench.bucket_us <= 0 || budget_s <= 0 || max < 1 ||
-	    max > (256u << 20))
+	    max > (256u << 20) || host_shift < 0 || host_shift > 4095)
 		return usage(argv[0]);
+	bench.host_shift = (unsigned int)host_shift;
 	for (int i = 0; i < argc; i++)
 		snprintf(command + strlen(command), sizeof(command) - strlen(command), "%s%s",
 			 i ? " " : "", i ? argv[i] : "bench_copy_impls");
@@ -375,7 +383,7 @@ int main(int argc, char **argv)
 	}
 	bench.map = va;
 	bench.type = ginfo.mapping_type;
-	bufsize = max + 2 * GUARD + 64;
+	bufsize = max + 2 * GUARD + 64 + bench.host_shift;
 	if (cu->cuMemAllocHost((void **)&bench.host_buf, bufsize) ||
 	    cu->cuMemAllocHost((void **)&bench.src_buf, bufsize) ||
 	    cu->cuMemAllocHost((void **)&bench.check_buf, bufsize)) {
@@ -405,11 +413,14 @@ int main(int argc, char **argv)
 	snprintf(setup_text, sizeof(setup_text),
 		 "%s; %s (%s); CUDA driver %d.%d; backend %s, mapping type %d (1: write-combined); "
 		 "a %zu MiB pin, copies at device offset %u KiB (unaligned: +%d, host +%d), host "
-		 "buffers from cuMemAllocHost; %d rounds (latency: %d), each timing every method once in "
+		 "buffers from cuMemAllocHost, the host copies at page offset 0x%03x (device: 0x%03x); "
+		 "%d rounds (latency: %d), each timing every method once in "
 		 "an order rotated and shuffled each round, in batches of at least %.0f us. %s%s",
 		 date, model, features, cu->driver_version / 1000, cu->driver_version % 1000 / 10,
 		 backend > 0 && backend < 4 ? backends[backend] : "?", (int)bench.type,
-		 vmm.size >> 20, DEV_OFF >> 10, UNALIGNED_DEV, UNALIGNED_HOST, bench.rounds,
+		 vmm.size >> 20, DEV_OFF >> 10, UNALIGNED_DEV, UNALIGNED_HOST,
+		 (unsigned int)((uintptr_t)(bench.host_buf + GUARD + bench.host_shift) & 4095),
+		 (unsigned int)((uintptr_t)(bench.map + DEV_OFF) & 4095), bench.rounds,
 		 bench.lat_rounds, bench.bucket_us,
 		 bench.inflight_fence ? "**Copies fence themselves here** (membarrier(PRIVATE_EXPEDITED) "
 				    "is not available), as in the library_fenced column." :

@@ -118,6 +118,14 @@ static void run_calls(const struct scenario *sc, const struct method *m, long co
 			for (i = 0; i < count; i++)
 				gdrcopy26_copy_from_mapping(bench.g26_mh, host, dev, n);
 		break;
+	case K_GDRCOPY26_CHECKED_CALL:
+		if (sc->to_device)
+			for (i = 0; i < count; i++)
+				gdrcopy26_checked_copy_to_mapping(bench.g26_mh, dev, host, n);
+		else
+			for (i = 0; i < count; i++)
+				gdrcopy26_checked_copy_from_mapping(bench.g26_mh, host, dev, n);
+		break;
 	case K_RAW:
 		if (sc->to_device)
 			bench_raw_stores(dev, host, n, count, m->width, m->fence);
@@ -253,6 +261,7 @@ static void record(const struct scenario *sc, const struct method *m, int rounds
 	memcpy(v, m->t, rounds * sizeof(v[0]));
 	r.per_round_call = per_round(sc, m, "gdrcopy26_call", rounds);
 	r.per_round_strategy = per_round(sc, m, "gdrcopy26", rounds);
+	r.per_round_checked = per_round(sc, m, "gdrcopy26_call_checked", rounds);
 	snprintf(r.method, sizeof(r.method), "%s", m->name);
 	snprintf(r.failed, sizeof(r.failed), "%s", m->failed);
 	r.median = gpu_median(v, rounds);	/* sorts v */

@@ -191,11 +191,13 @@ static void comparison(FILE *f, const struct bench_info *info, int to_device)
 {
 	static const char *const read_cols[] = {
 		"library", "GDRCopy 2.6 call", "library / GDRCopy call (per round)",
+		"GDRCopy 2.6 call, kernels' checks", "library / it (per round)",
 		"GDRCopy 2.6 strategy", "library / GDRCopy strategy (per round)", "fastest raw loads",
 		"library / raw", "cuMemcpyDtoH",
 	};
 	static const char *const write_cols[] = {
 		"library", "GDRCopy 2.6 call", "library / GDRCopy call (per round)",
+		"GDRCopy 2.6 call, kernels' checks", "library / it (per round)",
 		"GDRCopy 2.6 strategy", "library / GDRCopy strategy (per round)",
 		"GDRCopy 2.6 with MOVDIR64B", "fastest raw stores", "library / raw", "cuMemcpyHtoD",
 	};
@@ -204,19 +206,23 @@ static void comparison(FILE *f, const struct bench_info *info, int to_device)
 		   "Back-to-back calls: median microseconds per call, ± the interquartile range "
 		   "in %% of the median; the raw column names its width (0: one plain access). "
 		   "GDRCopy 2.6 call: its public call as documented (the handle's memh, its "
-		   "checks, the type and mixing tests, the strategy, the fence); strategy: the copy "
+		   "checks, the type and mixing tests, the strategy, the fence); with its kernels' "
+		   "checks: the same call with the asserts GDRCopy's kernels make (its default build "
+		   "keeps them) and their separate loops for an aligned host side; strategy: the copy "
 		   "and its sfence alone. A ratio is of the medians, then in brackets the median of "
 		   "the ratios within each round, which moves less when the machine's speed drifts "
 		   "during the run.\n",
 		to_device ? "stores" : "loads");
 	if (to_device)
-		report_header(f, "size", write_cols, 9, NULL, 1, NULL, 0);
+		report_header(f, "size", write_cols, 11, NULL, 1, NULL, 0);
 	else
-		report_header(f, "size", read_cols, 8, NULL, 0, NULL, 0);
+		report_header(f, "size", read_cols, 10, NULL, 0, NULL, 0);
 	for (int i = 0; i < info->nsizes; i++) {
 		size_t n = info->sizes[i];
 		const struct bench_result *lib = report_find(0, to_device, 0, n, "library");
 		const struct bench_result *call = report_find(0, to_device, 0, n, "gdrcopy26_call");
+		const struct bench_result *checked =
+			report_find(0, to_device, 0, n, "gdrcopy26_call_checked");
 		const struct bench_result *g26 = report_find(0, to_device, 0, n, "gdrcopy26");
 		const struct bench_result *raw = report_fastest_raw(0, to_device, n);
 		char size[32], rawcell[96] = "-";
@@ -226,8 +232,11 @@ static void comparison(FILE *f, const struct bench_info *info, int to_device)
 		gdr_copy_size_name(n, size, sizeof(size));
 		if (raw)
 			snprintf(rawcell, sizeof(rawcell), "%s (%s)", cell(raw, 0), raw->method);
-		fprintf(f, "| %s | %s | %s | %s | %s | %s |", size, cell(lib, 1), cell(call, 1),
-			ratio_per_round(lib, call, lib ? lib->per_round_call : 0), cell(g26, 1),
+		fprintf(f, "| %s | %s | %s | %s |", size, cell(lib, 1), cell(call, 1),
+			ratio_per_round(lib, call, lib ? lib->per_round_call : 0));
+		fprintf(f, " %s | %s |", cell(checked, 1),
+			ratio_per_round(lib, checked, lib ? lib->per_round_checked : 0));
+		fprintf(f, " %s | %s |", cell(g26, 1),
 			ratio_per_round(lib, g26, lib ? lib->per_round_strategy : 0));
 		if (to_device)
 			fprintf(f, " %s |", cell(report_find(0, 1, 0, n, "gdrcopy26_movdir64b"), 1));
@@ -422,15 +431,15 @@ static void csv_out(FILE *csv)
 {
 	fprintf(csv, "table,direction,ends,size,method,median_us,p25_us,p75_us,min_us,rounds,"
 		     "calls_per_round,data_check,per_round_vs_gdrcopy26_call,"
-		     "per_round_vs_gdrcopy26\n");
+		     "per_round_vs_gdrcopy26,per_round_vs_gdrcopy26_call_checked\n");
 	for (int i = 0; i < nresults; i++) {
 		const struct bench_result *r = &results[i];
 
-		fprintf(csv, "%s,%s,%s,%zu,%s,%.4f,%.4f,%.4f,%.4f,%d,%ld,%s,%.4f,%.4f\n",
+		fprintf(csv, "%s,%s,%s,%zu,%s,%.4f,%.4f,%.4f,%.4f,%d,%ld,%s,%.4f,%.4f,%.4f\n",
 			r->latency ? "latency" : "throughput", r->to_device ? "h2d" : "d2h",
 			r->unaligned ? "unaligned" : "aligned", r->n, r->method, r->median, r->p25,
 			r->p75, r->min, r->rounds, r->count, r->failed[0] ? "failed" : "ok",
-			r->per_round_call, r->per_round_strategy);
+			r->per_round_call, r->per_round_strategy, r->per_round_checked);
 	}
 }
 

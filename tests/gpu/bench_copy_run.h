@@ -33,6 +33,7 @@ enum kind {
 	K_DISPATCHER,	/* gdr_copy_to/from_mapping_type, table installed */
 	K_CALL,		/* fn, then an sfence if fence */
 	K_GDRCOPY26_CALL,	/* GDRCopy 2.6's public call (gdrcopy26_copy.h) on bench.g26_mh */
+	K_GDRCOPY26_CHECKED_CALL,	/* the same with its kernels' checks (gdrcopy26_copy.h) */
 	K_RAW,
 	K_CUMEMCPY,
 	K_TIMER,
@@ -74,6 +75,7 @@ struct bench_state {
 	uint8_t *host_buf, *src_buf, *check_buf;	/* pinned (cuMemAllocHost) */
 	unsigned int cpu;
 	int rounds, lat_rounds, have_gdrcopy26, have_movdir64b;
+	unsigned int host_shift;	/* -H: added to the host copies' offset in their buffer */
 	int inflight_fence;	/* the library's own choice: copies fence themselves */
 	double bucket_us, deadline_ns;
 	struct gdr_copy_table auto_t, nofence_t;

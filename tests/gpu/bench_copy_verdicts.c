@@ -203,7 +203,9 @@ static int slower_than(const struct bench_info *info, const char *base, int per_
 
 		if (!report_usable(lib) || !report_usable(g26))
 			continue;
-		pr = strcmp(base, "gdrcopy26") ? lib->per_round_call : lib->per_round_strategy;
+		pr = !strcmp(base, "gdrcopy26")		     ? lib->per_round_strategy :
+		     !strcmp(base, "gdrcopy26_call_checked") ? lib->per_round_checked :
+							       lib->per_round_call;
 		if (per_round && pr <= 0)
 			continue;
 		compared++;
@@ -230,6 +232,8 @@ void report_targets(FILE *f, const struct bench_info *info)
 		const char *method, *what;
 	} bases[] = {
 		{ "gdrcopy26_call", "GDRCopy 2.6's public call" },
+		{ "gdrcopy26_call_checked",
+		  "GDRCopy 2.6's public call with its kernels' checks (its default build)" },
 		{ "gdrcopy26", "GDRCopy 2.6's strategy alone (no public call around it)" },
 	};
 	char slower[1024], far[1024] = "";

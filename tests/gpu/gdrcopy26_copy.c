@@ -23,6 +23,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,9 +33,10 @@
 /* A kernel: device side aligned to its width, n a non-zero multiple of it. */
 typedef void (*kernel_fn)(uint8_t *dst, const uint8_t *src, size_t n);
 
-/* Called through pointers chosen at init, as GDRCopy's are. */
-static kernel_fn store16_k, store32_k, store64_k, load16_k, load32_k;
+/* Called through pointers chosen at init, as GDRCopy's are: [0] lean, [1] checked. */
+static kernel_fn store16_k[2], store32_k[2], store64_k[2], load16_k[2], load32_k[2];
 
+/* The lean kernels: unaligned host accesses throughout, no checks. */
 static void store16_kernel(uint8_t *d, const uint8_t *s, size_t n)
 {
 	for (; n >= 64; d += 64, s += 64, n -= 64) {
@@ -125,17 +127,188 @@ static void load32_kernel(uint8_t *d, const uint8_t *s, size_t n)
 		_mm256_storeu_si256((__m256i *)d, stream_load32(s));
 }
 
+/* The host side's accesses: aligned ones where the host side is aligned to the width. */
+static inline __m128i host_load16(const uint8_t *s, int aligned)
+{
+	return aligned ? _mm_load_si128((const __m128i *)s) : _mm_loadu_si128((const __m128i *)s);
+}
+
+static inline __m256i host_load32(const uint8_t *s, int aligned)
+{
+	return aligned ? _mm256_load_si256((const __m256i *)s) :
+			 _mm256_loadu_si256((const __m256i *)s);
+}
+
+static inline void host_store16(uint8_t *d, __m128i v, int aligned)
+{
+	if (aligned)
+		_mm_store_si128((__m128i *)d, v);
+	else
+		_mm_storeu_si128((__m128i *)d, v);
+}
+
+static inline void host_store32(uint8_t *d, __m256i v, int aligned)
+{
+	if (aligned)
+		_mm256_store_si256((__m256i *)d, v);
+	else
+		_mm256_storeu_si256((__m256i *)d, v);
+}
+
+/*
+ * The kernels' loops. host_aligned: the host side is aligned to the width, and aligned host
+ * accesses are used (GDRCopy keeps separate loops for it).
+ */
+static inline __attribute__((always_inline)) void store16_loop(uint8_t *d, const uint8_t *s,
+							       size_t n, int host_aligned)
+{
+	for (; n >= 64; d += 64, s += 64, n -= 64) {
+		__m128i a = host_load16(s, host_aligned);
+		__m128i b = host_load16(s + 16, host_aligned);
+		__m128i c = host_load16(s + 32, host_aligned);
+		__m128i e = host_load16(s + 48, host_aligned);
+
+		_mm_stream_si128((__m128i *)d, a);
+		_mm_stream_si128((__m128i *)(d + 16), b);
+		_mm_stream_si128((__m128i *)(d + 32), c);
+		_mm_stream_si128((__m128i *)(d + 48), e);
+	}
+	for (; n; d += 16, s += 16, n -= 16)
+		_mm_stream_si128((__m128i *)d, host_load16(s, host_aligned));
+}
+
+static inline __attribute__((always_inline)) void store32_loop(uint8_t *d, const uint8_t *s,
+							       size_t n, int host_aligned)
+{
+	for (; n >= 128; d += 128, s += 128, n -= 128) {
+		__m256i a = host_load32(s, host_aligned);
+		__m256i b = host_load32(s + 32, host_aligned);
+		__m256i c = host_load32(s + 64, host_aligned);
+		__m256i e = host_load32(s + 96, host_aligned);
+
+		_mm256_stream_si256((__m256i *)d, a);
+		_mm256_stream_si256((__m256i *)(d + 32), b);
+		_mm256_stream_si256((__m256i *)(d + 64), c);
+		_mm256_stream_si256((__m256i *)(d + 96), e);
+	}
+	for (; n; d += 32, s += 32, n -= 32)
+		_mm256_stream_si256((__m256i *)d, host_load32(s, host_aligned));
+}
+
+static inline __attribute__((always_inline)) void load16_loop(uint8_t *d, const uint8_t *s,
+							      size_t n, int host_aligned)
+{
+	for (; n >= 64; d += 64, s += 64, n -= 64) {
+		__m128i a = stream_load16(s);
+		__m128i b = stream_load16(s + 16);
+		__m128i c = stream_load16(s + 32);
+		__m128i e = stream_load16(s + 48);
+
+		host_store16(d, a, host_aligned);
+		host_store16(d + 16, b, host_aligned);
+		host_store16(d + 32, c, host_aligned);
+		host_store16(d + 48, e, host_aligned);
+	}
+	for (; n; d += 16, s += 16, n -= 16)
+		host_store16(d, stream_load16(s), host_aligned);
+}
+
+static inline __attribute__((always_inline)) void load32_loop(uint8_t *d, const uint8_t *s,
+							      size_t n, int host_aligned)
+{
+	for (; n >= 128; d += 128, s += 128, n -= 128) {
+		__m256i a = stream_load32(s);
+		__m256i b = stream_load32(s + 32);
+		__m256i c = stream_load32(s + 64);
+		__m256i e = stream_load32(s + 96);
+
+		host_store32(d, a, host_aligned);
+		host_store32(d + 32, b, host_aligned);
+		host_store32(d + 64, c, host_aligned);
+		host_store32(d + 96, e, host_aligned);
+	}
+	for (; n; d += 32, s += 32, n -= 32)
+		host_store32(d, stream_load32(s), host_aligned);
+}
+
+/*
+ * The kernels as GDRCopy 2.6's are (section 5.2): each asserts that the device side is aligned
+ * to its width and that n is a non-zero multiple of it, and GDRCopy's default build keeps
+ * asserts (section 4); each has separate loops for an aligned and an unaligned host side.
+ */
+static __attribute__((noreturn, noinline, cold)) void kernel_assert_failed(const char *what)
+{
+	fprintf(stderr, "gdrcopy26 baseline: assertion failed: %s\n", what);
+	abort();
+}
+
+static inline __attribute__((always_inline)) void kernel_asserts(const uint8_t *dev, size_t n,
+								  size_t w)
+{
+	if ((uintptr_t)dev & (w - 1))
+		kernel_assert_failed("device pointer aligned to the width");
+	if (!n || (n & (w - 1)))
+		kernel_assert_failed("n a non-zero multiple of the width");
+}
+
+static void store16_checked(uint8_t *d, const uint8_t *s, size_t n)
+{
+	kernel_asserts(d, n, 16);
+	if ((uintptr_t)s & 15)
+		store16_loop(d, s, n, 0);
+	else
+		store16_loop(d, s, n, 1);
+}
+
+static void store32_checked(uint8_t *d, const uint8_t *s, size_t n)
+{
+	kernel_asserts(d, n, 32);
+	if ((uintptr_t)s & 31)
+		store32_loop(d, s, n, 0);
+	else
+		store32_loop(d, s, n, 1);
+}
+
+static void store64_checked(uint8_t *d, const uint8_t *s, size_t n)
+{
+	kernel_asserts(d, n, 64);
+	store64_kernel(d, s, n);
+}
+
+static void load16_checked(uint8_t *d, const uint8_t *s, size_t n)
+{
+	kernel_asserts(s, n, 16);
+	if ((uintptr_t)d & 15)
+		load16_loop(d, s, n, 0);
+	else
+		load16_loop(d, s, n, 1);
+}
+
+static void load32_checked(uint8_t *d, const uint8_t *s, size_t n)
+{
+	kernel_asserts(s, n, 32);
+	if ((uintptr_t)d & 31)
+		load32_loop(d, s, n, 0);
+	else
+		load32_loop(d, s, n, 1);
+}
+
 int gdrcopy26_init(unsigned int cpu_flags, int *movdir64b)
 {
 	*movdir64b = 0;
 	if (!(cpu_flags & GDR_CPU_SSE41) || !(cpu_flags & GDR_CPU_AVX2))
 		return -1;
-	store16_k = store16_kernel;
-	store32_k = store32_kernel;
-	load16_k = load16_kernel;
-	load32_k = load32_kernel;
+	store16_k[0] = store16_kernel;
+	store32_k[0] = store32_kernel;
+	load16_k[0] = load16_kernel;
+	load32_k[0] = load32_kernel;
+	store16_k[1] = store16_checked;
+	store32_k[1] = store32_checked;
+	load16_k[1] = load16_checked;
+	load32_k[1] = load32_checked;
 	if (cpu_flags & GDR_CPU_MOVDIR64B) {
-		store64_k = store64_kernel;
+		store64_k[0] = store64_kernel;
+		store64_k[1] = store64_checked;
 		*movdir64b = 1;
 	}
 	return 0;
@@ -195,19 +368,19 @@ dispatch(int to_device, uint8_t *d, const uint8_t *s, size_t n, kernel_fn k16, k
 
 void gdrcopy26_copy_to_wc(void *dev, const void *host, size_t n)
 {
-	dispatch(1, dev, host, n, store16_k, store32_k, NULL);
+	dispatch(1, dev, host, n, store16_k[0], store32_k[0], NULL);
 	_mm_sfence();
 }
 
 void gdrcopy26_copy_to_wc_movdir64b(void *dev, const void *host, size_t n)
 {
-	dispatch(1, dev, host, n, store16_k, store32_k, store64_k);
+	dispatch(1, dev, host, n, store16_k[0], store32_k[0], store64_k[0]);
 	_mm_sfence();
 }
 
 void gdrcopy26_copy_from_wc(void *host, const void *dev, size_t n)
 {
-	dispatch(0, host, dev, n, load16_k, load32_k, NULL);
+	dispatch(0, host, dev, n, load16_k[0], load32_k[0], NULL);
 	_mm_sfence();
 }
 
@@ -270,7 +443,8 @@ static inline __attribute__((always_inline)) void fence_after(int wc)
 }
 
 /* The DEVICE mapping's copy: libc memcpy when all is 8-aligned, else the widest single accesses. */
-static void device_copy(int to_device, uint8_t *d, const uint8_t *s, size_t n)
+static inline __attribute__((always_inline)) void device_copy(int to_device, uint8_t *d,
+							     const uint8_t *s, size_t n)
 {
 	if (!(((uintptr_t)d | (uintptr_t)s | n) & 7))
 		memcpy(d, s, n);
@@ -280,7 +454,8 @@ static void device_copy(int to_device, uint8_t *d, const uint8_t *s, size_t n)
 
 /* One call, either direction: d and s are the destination and the source. */
 static inline __attribute__((always_inline)) int
-public_call(int to_device, gdr_mh_t handle, uint8_t *d, const uint8_t *s, size_t size)
+public_call(int to_device, int checked, gdr_mh_t handle, uint8_t *d, const uint8_t *s,
+	    size_t size)
 {
 	const struct gdrcopy26_memh *mh = (const struct gdrcopy26_memh *)handle.h;
 
@@ -291,9 +466,9 @@ public_call(int to_device, gdr_mh_t handle, uint8_t *d, const uint8_t *s, size_t
 	switch (mh->mapping_type) {
 	case GDR_MAPPING_TYPE_WC:
 		if (to_device)
-			dispatch(1, d, s, size, store16_k, store32_k, NULL);
+			dispatch(1, d, s, size, store16_k[checked], store32_k[checked], NULL);
 		else
-			dispatch(0, d, s, size, load16_k, load32_k, NULL);
+			dispatch(0, d, s, size, load16_k[checked], load32_k[checked], NULL);
 		fence_after(1);
 		return 0;
 	case GDR_MAPPING_TYPE_CACHING:
@@ -311,12 +486,24 @@ public_call(int to_device, gdr_mh_t handle, uint8_t *d, const uint8_t *s, size_t
 
 int gdrcopy26_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
 {
-	return public_call(1, handle, map_d_ptr, h_ptr, size);
+	return public_call(1, 0, handle, map_d_ptr, h_ptr, size);
 }
 
 int gdrcopy26_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
 {
-	return public_call(0, handle, h_ptr, map_d_ptr, size);
+	return public_call(0, 0, handle, h_ptr, map_d_ptr, size);
+}
+
+int gdrcopy26_checked_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
+				      size_t size)
+{
+	return public_call(1, 1, handle, map_d_ptr, h_ptr, size);
+}
+
+int gdrcopy26_checked_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
+					size_t size)
+{
+	return public_call(0, 1, handle, h_ptr, map_d_ptr, size);
 }
 
 #else

@@ -37,5 +37,10 @@ gdr_mh_t gdrcopy26_map(gdr_mapping_type_t type);
 void gdrcopy26_unmap(gdr_mh_t handle);
 int gdrcopy26_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size);
 int gdrcopy26_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size);
+/* The same calls with kernels that check their arguments and the host's alignment as GDRCopy's do. */
+int gdrcopy26_checked_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
+				      size_t size);
+int gdrcopy26_checked_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
+					size_t size);
 
 #endif
