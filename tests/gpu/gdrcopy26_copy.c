@@ -12,8 +12,10 @@
  * The kernels unroll 4x. Loads: SSE4.1 MOVNTDQA (16) and AVX2 VMOVNTDQA (32); GDRCopy has no
  * 64-byte load on x86 (its AVX-512 path is disabled). Stores: MOVNTDQ (16), VMOVNTDQ (32), and
  * MOVDIR64B (64) when asked for. An sfence ends every copy, GDRCopy's fence for an unmixed WC
- * mapping. GDRCopy has separate kernel loops for aligned and unaligned host pointers; these use
- * unaligned host accesses throughout, which cost the same on CPUs with AVX2. The kernels are
+ * mapping. GDRCopy has separate kernel loops for aligned and unaligned host pointers, and its
+ * kernels assert their arguments; the lean kernels use unaligned host accesses throughout, which
+ * cost the same on CPUs with AVX2, and check nothing (the baseline as lean as GDRCopy's rules
+ * allow); the checked kernels do both, as GDRCopy's build runs them. The kernels are
  * this file's own, not the library's routines, so that changing those never moves the baseline.
  */
 #include "gdrcopy26_copy.h"
@@ -233,8 +235,9 @@ static inline __attribute__((always_inline)) void load32_loop(uint8_t *d, const 
 
 /*
  * The kernels as GDRCopy 2.6's are (section 5.2): each asserts that the device side is aligned
- * to its width and that n is a non-zero multiple of it, and GDRCopy's default build keeps
- * asserts (section 4); each has separate loops for an aligned and an unaligned host side.
+ * to its width and that n is a non-zero multiple of it, and GDRCopy's build keeps asserts
+ * (NDEBUG is not defined: section 1); each has separate loops for an aligned and an unaligned
+ * host side.
  */
 static __attribute__((noreturn, noinline, cold)) void kernel_assert_failed(const char *what)
 {
