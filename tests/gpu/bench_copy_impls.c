@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Benchmark, not a test: the library's copies against GDRCopy 2.6's strategy
- * (gdrcopy26_copy.c), raw accesses (bench_raw.c) and cuMemcpy, and every copy routine of this
+ * Benchmark, not a test: the library's copies against GDRCopy 2.6's strategy and public call,
+ * the call also with its kernels' checks (gdrcopy26_copy.c), raw accesses (bench_raw.c) and cuMemcpy, and every copy routine of this
  * CPU as the library's choice, all in one process on one mapping. Each size runs in rounds;
  * each round times every method once (a batch of back-to-back calls lasting at least the
  * bucket), in an order rotated and shuffled each round, and checks the data the batch copied.
@@ -12,11 +12,12 @@
  * statically to reach the routines and install tables (copy_impl.h).
  *
  *   bench_copy_impls [-r ROUNDS] [-l LATENCY_ROUNDS] [-s MAX_SIZE] [-b BUCKET_US] [-t SECONDS]
- *                    [-c CSV] [-q]
+ *                    [-c CSV] [-H BYTES] [-q]
  *
  * Markdown on stdout (bench_copy_report.c); -c FILE writes every figure as CSV; -t: measure
- * no more sizes after that many seconds (the report says what it left out); -q: a few sizes
- * and rounds, to check the program, not to measure. See bench_copy.h for the methods.
+ * no more sizes after that many seconds (the report says what it left out); -H: the host
+ * copies that many bytes further into their buffer, so at another page offset against the
+ * device copies'; -q: a few sizes and rounds, to check the program, not to measure. See bench_copy.h for the methods.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -307,6 +308,7 @@ int main(int argc, char **argv)
 	size_t max = 4 << 20, pin_size, bufsize;
 	int quick = 0, opt, backend = 0, ret = 1;
 	long host_shift = 0;
+	char *end;
 	double budget_s = 200;
 	struct gpu_vmm vmm;
 	gdr_info_v2_t ginfo;
@@ -338,7 +340,9 @@ int main(int argc, char **argv)
 			csv_path = optarg;
 			break;
 		case 'H':
-			host_shift = atol(optarg);
+			host_shift = strtol(optarg, &end, 10);
+			if (end == optarg || *end)
+				host_shift = -1;	/* refused below */
 			break;
 		case 'q':
 			quick = 1;

@@ -93,10 +93,11 @@ h0=$(grep -o 'host copies at page offset 0x[0-9a-f]*' "$tmp/h0.md" | sed 's/.* /
 h100=$(grep -o 'host copies at page offset 0x[0-9a-f]*' "$tmp/h100.md" | sed 's/.* //')
 if [ -n "$h0" ] && [ -n "$h100" ] && [ $(((h100 - h0 + 4096) % 4096)) = 100 ] &&
 	grep -q '^Every data check passed\.$' "$tmp/h100.md" &&
-	! "$bench" -q -H 4096 >"$tmp/h4096" 2>&1 && grep -q '^usage: ' "$tmp/h4096"; then
+	! "$bench" -q -H 4096 >"$tmp/h4096" 2>&1 && grep -q '^usage: ' "$tmp/h4096" &&
+	! "$bench" -q -H 12x >"$tmp/h12x" 2>&1 && grep -q '^usage: ' "$tmp/h12x"; then
 	result pass bench_host_shift
 else
-	result fail bench_host_shift "page offsets '$h0' and '$h100' (want 100 apart), or -H 4096 accepted: $(tail -n 1 "$tmp/h4096")"
+	result fail bench_host_shift "page offsets '$h0' and '$h100' (want 100 apart), or -H 4096 or -H 12x accepted: $(tail -n 1 "$tmp/h4096" "$tmp/h12x")"
 fi
 
 "$bench" -q -t 0.000001 >"$tmp/budget.md" 2>&1
