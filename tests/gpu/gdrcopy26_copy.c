@@ -38,53 +38,6 @@ typedef void (*kernel_fn)(uint8_t *dst, const uint8_t *src, size_t n);
 /* Called through pointers chosen at init, as GDRCopy's are: [0] lean, [1] checked. */
 static kernel_fn store16_k[2], store32_k[2], store64_k[2], load16_k[2], load32_k[2];
 
-/* The lean kernels: unaligned host accesses throughout, no checks. */
-static void store16_kernel(uint8_t *d, const uint8_t *s, size_t n)
-{
-	for (; n >= 64; d += 64, s += 64, n -= 64) {
-		__m128i a = _mm_loadu_si128((const __m128i *)s);
-		__m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
-		__m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
-		__m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
-
-		_mm_stream_si128((__m128i *)d, a);
-		_mm_stream_si128((__m128i *)(d + 16), b);
-		_mm_stream_si128((__m128i *)(d + 32), c);
-		_mm_stream_si128((__m128i *)(d + 48), e);
-	}
-	for (; n; d += 16, s += 16, n -= 16)
-		_mm_stream_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
-}
-
-static void store32_kernel(uint8_t *d, const uint8_t *s, size_t n)
-{
-	for (; n >= 128; d += 128, s += 128, n -= 128) {
-		__m256i a = _mm256_loadu_si256((const __m256i *)s);
-		__m256i b = _mm256_loadu_si256((const __m256i *)(s + 32));
-		__m256i c = _mm256_loadu_si256((const __m256i *)(s + 64));
-		__m256i e = _mm256_loadu_si256((const __m256i *)(s + 96));
-
-		_mm256_stream_si256((__m256i *)d, a);
-		_mm256_stream_si256((__m256i *)(d + 32), b);
-		_mm256_stream_si256((__m256i *)(d + 64), c);
-		_mm256_stream_si256((__m256i *)(d + 96), e);
-	}
-	for (; n; d += 32, s += 32, n -= 32)
-		_mm256_stream_si256((__m256i *)d, _mm256_loadu_si256((const __m256i *)s));
-}
-
-static void store64_kernel(uint8_t *d, const uint8_t *s, size_t n)
-{
-	for (; n >= 256; d += 256, s += 256, n -= 256) {
-		_movdir64b(d, s);
-		_movdir64b(d + 64, s + 64);
-		_movdir64b(d + 128, s + 128);
-		_movdir64b(d + 192, s + 192);
-	}
-	for (; n; d += 64, s += 64, n -= 64)
-		_movdir64b(d, s);
-}
-
 static inline __m128i stream_load16(const uint8_t *s)
 {
 	return _mm_stream_load_si128((__m128i *)(uintptr_t)s);
@@ -93,40 +46,6 @@ static inline __m128i stream_load16(const uint8_t *s)
 static inline __m256i stream_load32(const uint8_t *s)
 {
 	return _mm256_stream_load_si256((__m256i *)(uintptr_t)s);
-}
-
-static void load16_kernel(uint8_t *d, const uint8_t *s, size_t n)
-{
-	for (; n >= 64; d += 64, s += 64, n -= 64) {
-		__m128i a = stream_load16(s);
-		__m128i b = stream_load16(s + 16);
-		__m128i c = stream_load16(s + 32);
-		__m128i e = stream_load16(s + 48);
-
-		_mm_storeu_si128((__m128i *)d, a);
-		_mm_storeu_si128((__m128i *)(d + 16), b);
-		_mm_storeu_si128((__m128i *)(d + 32), c);
-		_mm_storeu_si128((__m128i *)(d + 48), e);
-	}
-	for (; n; d += 16, s += 16, n -= 16)
-		_mm_storeu_si128((__m128i *)d, stream_load16(s));
-}
-
-static void load32_kernel(uint8_t *d, const uint8_t *s, size_t n)
-{
-	for (; n >= 128; d += 128, s += 128, n -= 128) {
-		__m256i a = stream_load32(s);
-		__m256i b = stream_load32(s + 32);
-		__m256i c = stream_load32(s + 64);
-		__m256i e = stream_load32(s + 96);
-
-		_mm256_storeu_si256((__m256i *)d, a);
-		_mm256_storeu_si256((__m256i *)(d + 32), b);
-		_mm256_storeu_si256((__m256i *)(d + 64), c);
-		_mm256_storeu_si256((__m256i *)(d + 96), e);
-	}
-	for (; n; d += 32, s += 32, n -= 32)
-		_mm256_storeu_si256((__m256i *)d, stream_load32(s));
 }
 
 /* The host side's accesses: aligned ones where the host side is aligned to the width. */
@@ -231,6 +150,39 @@ static inline __attribute__((always_inline)) void load32_loop(uint8_t *d, const 
 	}
 	for (; n; d += 32, s += 32, n -= 32)
 		host_store32(d, stream_load32(s), host_aligned);
+}
+
+/* The lean kernels: unaligned host accesses throughout, no checks. */
+static void store16_kernel(uint8_t *d, const uint8_t *s, size_t n)
+{
+	store16_loop(d, s, n, 0);
+}
+
+static void store32_kernel(uint8_t *d, const uint8_t *s, size_t n)
+{
+	store32_loop(d, s, n, 0);
+}
+
+static void store64_kernel(uint8_t *d, const uint8_t *s, size_t n)
+{
+	for (; n >= 256; d += 256, s += 256, n -= 256) {
+		_movdir64b(d, s);
+		_movdir64b(d + 64, s + 64);
+		_movdir64b(d + 128, s + 128);
+		_movdir64b(d + 192, s + 192);
+	}
+	for (; n; d += 64, s += 64, n -= 64)
+		_movdir64b(d, s);
+}
+
+static void load16_kernel(uint8_t *d, const uint8_t *s, size_t n)
+{
+	load16_loop(d, s, n, 0);
+}
+
+static void load32_kernel(uint8_t *d, const uint8_t *s, size_t n)
+{
+	load32_loop(d, s, n, 0);
 }
 
 /*
@@ -568,6 +520,18 @@ int gdrcopy26_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_
 	(void)map_d_ptr;
 	(void)size;
 	return EINVAL;
+}
+
+int gdrcopy26_checked_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr,
+				      size_t size)
+{
+	return gdrcopy26_copy_to_mapping(handle, map_d_ptr, h_ptr, size);
+}
+
+int gdrcopy26_checked_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr,
+					size_t size)
+{
+	return gdrcopy26_copy_from_mapping(handle, h_ptr, map_d_ptr, size);
 }
 
 #endif
