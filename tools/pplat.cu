@@ -241,11 +241,34 @@ static void timeout(struct pp *p)
 	tool_die("no answer from the GPU within %g s (-u)", p->timeout_s);
 }
 
-static void wait_flag(struct pp *p, struct object *o, uint32_t i, double deadline)
+/*
+ * Polls between two looks at the clock while waiting for a flag: a flag that lands while the CPU
+ * reads the clock (clock_gettime: 36 ns on the H200's host) is seen that much later, so the
+ * wait reads it rarely and a bucket of mode 0 not at all below 4096 polls.
+ */
+#define POLLS_PER_CLOCK 4096u
+
+static void wait_flag(struct pp *p, struct object *o, uint32_t i)
 {
-	while (flag_read(p, o) < i)
-		if (p->timeout_s > 0 && tool_now_us() > deadline)
+	double deadline = 0;
+
+	for (unsigned int n = 1; flag_read(p, o) < i; n++) {
+		double now;
+
+		if (n % POLLS_PER_CLOCK || p->timeout_s <= 0)
+			continue;
+		now = tool_now_us();
+		if (!deadline)
+			deadline = now + p->timeout_s * 1e6;
+		else if (now > deadline)
 			timeout(p);
+	}
+}
+
+/* The last iteration (1-based) of bucket b when iters are split into nb buckets. */
+static uint32_t bucket_last(size_t b, size_t nb, uint32_t iters)
+{
+	return (uint32_t)((uint64_t)(b + 1) * iters / nb);
 }
 
 struct result {
@@ -260,12 +283,15 @@ static void exchange(struct pp *p, struct object *gflag, struct object *cflag,
 {
 	size_t words = data ? data->size / 4 : 0;
 	uint32_t *buf = (uint32_t *)calloc(words ? words : 1, sizeof(uint32_t));
-	double *lat = (double *)calloc(p->iters, sizeof(double));
+	/* Mode 0 times buckets of iterations, as GDRCopy's; mode 1 each round trip. */
+	size_t nb = p->mode == 0 ? tool_buckets(p->iters) : p->iters, b = 0;
+	double *lat = (double *)calloc(nb, sizeof(double));
 	unsigned long long gpu_ns[2] = { 0, 0 };
 	CUdeviceptr counters;
 	struct pp_args a;
 	size_t nlat = 0;
-	double prev = 0;
+	double prev = 0, seg = 0, acc = 0;
+	uint32_t in_bucket = 0;
 	cudaError_t err;
 
 	if (!buf || !lat)
@@ -297,21 +323,36 @@ static void exchange(struct pp *p, struct object *gflag, struct object *cflag,
 			 "PPLAT_GENCODE naming it", cudaGetErrorName(err), cudaGetErrorString(err),
 			 major, minor);
 	}
+	/*
+	 * Mode 0: a bucket's time is its iterations' writes and waits, back to back; filling the
+	 * data buffer is left out of it. With flags only, nothing but the round trips runs between
+	 * a bucket's two looks at the clock.
+	 */
+	seg = tool_now_us();
 	for (uint32_t i = 1; i <= p->iters; i++) {
-		double deadline = tool_now_us() + p->timeout_s * 1e6, t0, t1;
+		double t1;
 
 		if (p->mode == 0) {
-			for (size_t w = 0; w < words; w++)
-				buf[w] = data_word(i, w);
-			t0 = tool_now_us();
-			if (data)
+			if (data) {
+				acc += tool_now_us() - seg;
+				for (size_t w = 0; w < words; w++)
+					buf[w] = data_word(i, w);
+				seg = tool_now_us();
 				obj_write(p, data, buf, data->size);
+			}
 			flag_write(p, gflag, i);
-			wait_flag(p, cflag, i, deadline);
-			t1 = tool_now_us();
-			lat[nlat++] = t1 - t0;
+			wait_flag(p, cflag, i);
+			in_bucket++;
+			if (i == bucket_last(b, nb, p->iters)) {
+				t1 = tool_now_us();
+				lat[nlat++] = (acc + t1 - seg) / in_bucket;
+				b++;
+				acc = 0;
+				in_bucket = 0;
+				seg = t1;
+			}
 		} else {
-			wait_flag(p, cflag, i, deadline);
+			wait_flag(p, cflag, i);
 			t1 = tool_now_us();
 			/* Streaming loads from WC memory may pass the flag's load: fence them. */
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -125,3 +125,13 @@ $(GPU_COUNT_TEST): tests/gpu/test_count_instructions.sh $(BUILD)/tests/tools/too
 		-e 's|@BUILD@|$(abspath $(BUILD))|' $< >$@ && chmod +x $@
 test-build: $(GPU_COUNT_TEST) $(GPU_COUNT) $(SIM_CUDA_LIB)
 TEST_TESTS += $(GPU_COUNT_TEST)
+
+# gdrcopy_pplat on the real GPU, run by check-gpu; it skips where pplat was not built.
+ifeq ($(BUILD_TOOLS),1)
+GPU_TOOLS_TEST := $(GPU_DIR)/test_tools_gpu
+$(GPU_TOOLS_TEST): tests/gpu/test_tools_gpu.sh $(BUILD)/tests/tools/tools_lib.sh
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/tools/tools_lib.sh)|' $< >$@ && chmod +x $@
+gpu-build: $(GPU_TOOLS_TEST) tools
+GPU_TESTS += $(GPU_TOOLS_TEST)
+endif
