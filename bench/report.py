@@ -239,8 +239,9 @@ for step in [s for s in STEPS if s.startswith("pplat")]:
                      "mode %s: %s, %s B" % (r["mode"], where, r["size"]),
                      f(r["min_us"]), f(r["median_us"])])
 if rows:
-    md.append("Round trip per iteration, us. Mode 0: the CPU writes, the GPU answers; mode 1: "
-              "the GPU writes, the CPU answers.\n\n")
+    md.append("Round trip per iteration, us. Mode 0: the CPU writes, the GPU answers (the minimum "
+              "and median of up to 100 buckets' averages, as GDRCopy's pplat); mode 1: the GPU "
+              "writes, the CPU answers (of single round trips).\n\n")
     md.append(table(["run", "command", "what", "min", "median"], rows))
 
 # ---- plots -----------------------------------------------------------------------------------
