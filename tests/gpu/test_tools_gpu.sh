@@ -29,7 +29,8 @@ if run pplat_flags "$tmp/flags" "$pplat" -d 0 -t 2000 -G gpumem -C hostmem -r; t
 	check_latency pplat_flags_line "$tmp/flags" ""
 	check_latency pplat_raw_line "$tmp/flags" "Raw flag store: "
 fi
-# Fewer iterations than buckets, and a count that does not split evenly: both flags in GPU memory.
+# Fewer iterations than buckets (one each), both flags in GPU memory; then a count that does not
+# split evenly into 100 buckets, both flags in host memory, as a CSV row.
 if run pplat_flags_gpumem "$tmp/few" "$pplat" -d 0 -t 37 -G gpumem -C gpumem; then
 	check_latency pplat_flags_gpumem_line "$tmp/few" ""
 fi
