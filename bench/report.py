@@ -98,6 +98,13 @@ if impls_md and ok("copy_impls"):
     md.append("Every figure is also in `copy_impls.csv`.\n")
     md.append(re.sub(r"^(#+) ", lambda m: "##" + m.group(1) + " ", impls_md, flags=re.M) + "\n")
 
+# ---- bench_poll: its own markdown --------------------------------------------------------------
+md.append("## Polling a word the GPU changes (bench_poll)\n")
+md.append(provenance("poll"))
+poll_md = read("poll.out").strip()
+if poll_md and ok("poll"):
+    md.append(poll_md + "\n")
+
 # ---- copylat ---------------------------------------------------------------------------------
 lat = csv_rows("copylat")
 by = {}

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The standard gdrcopy benchmark set, for a machine with an NVIDIA GPU. Every comparison is made
 # side by side in the same run: bench_copy_impls (the library against GDRCopy 2.6's strategy, raw
-# accesses, cuMemcpy and each copy routine, in one process), copylat against cuMemcpy (-c) and a
+# accesses, cuMemcpy and each copy routine, in one process), bench_poll (how soon a poll through
+# the mapping sees the GPU's store, by way of reading), copylat against cuMemcpy (-c) and a
 # raw store/load, each copy routine against the library's own choice (--impl all), pplat against
 # cuMemcpyAsync (-c) and against a raw store of its flag (-r).
 #
@@ -14,8 +15,8 @@
 # seconds are spent.
 #
 # Environment:
-#   BIN      the tools (default: build/bin of this tree); bench_copy_impls is looked for in
-#            BIN/../tests/gpu (make gpu-build builds it)
+#   BIN      the tools (default: build/bin of this tree); bench_copy_impls and bench_poll are
+#            looked for in BIN/../tests/gpu (make gpu-build builds them)
 #   PYTHON   python3 with numpy and matplotlib (default: python3)
 #   QUICK=1  tiny sizes and iteration counts: checks the script, measures nothing useful
 #   DEV      GPU id (default 0)
@@ -42,6 +43,7 @@ start=$(date +%s)
 # through BAR1 run at 0.06-2 GB/s, and memcpy/generic reads are the slowest).
 if [ "${QUICK:-0}" = 1 ]; then
 	IMPLS="-q"
+	POLL="-r 2 -n 50 -t 1000"
 	LAT="-s 4K -w 100 -r 10"
 	SWEEP="-s 1K -w 100 -r 10"
 	BW_SWEEP="-s 64K -c 64K -l -w 20 -r 5"
@@ -50,6 +52,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	PP_ITERS=50
 else
 	IMPLS="-r 50 -l 100 -t 100"
+	POLL="-r 21 -n 2000 -t 50"
 	LAT="-s 4M -w 1000 -r 100"
 	SWEEP="-s 256K -w 1000 -r 100"
 	BW_SWEEP="-s 64M -c 64M -l -w 200 -r 10"
@@ -106,6 +109,13 @@ if [ -x "$impls" ]; then
 	step copy_impls "$impls" $IMPLS -c "$out/copy_impls.csv"
 else
 	printf 'copy_impls\tskipped\tbench_copy_impls\tnot built (make gpu-build)\n' >>"$raw/steps.tsv"
+fi
+poll=$(dirname "$BIN")/tests/gpu/bench_poll
+if [ -x "$poll" ]; then
+	# shellcheck disable=SC2086
+	step poll "$poll" $POLL
+else
+	printf 'poll\tskipped\tbench_poll\tnot built (make gpu-build)\n' >>"$raw/steps.tsv"
 fi
 step copybw_default gdrcopy_copybw -d "$DEV" $BW_DEFAULT
 step copylat gdrcopy_copylat -d "$DEV" $LAT -c -a cuMemCreate --csv

@@ -97,6 +97,16 @@ $(GPU_WINDOW): $(GPU_WINDOW_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_WINDOW_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl
 gpu-build: $(GPU_WINDOW)
 
+# How soon a poll of a word of GPU memory sees the GPU change it, by way of reading it; built
+# like bench_window (the library's table without its read fence, GDRCopy 2.6's call beside it).
+GPU_POLL := $(GPU_DIR)/bench_poll
+GPU_POLL_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_poll.o gdrcopy26_copy.o)
+$(GPU_POLL): $(GPU_POLL_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_POLL_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl -lpthread
+gpu-build: $(GPU_POLL)
+
 # bench_copy_impls -q on the simulated CUDA driver: a tier-1 test of the program (not of its
 # numbers), with the tools' test helpers. Its source is here, beside the program.
 GPU_BENCH_SIM_TEST := $(GPU_DIR)/test_bench_copy_sim
@@ -115,6 +125,15 @@ $(GPU_WINDOW_TEST): tests/gpu/test_bench_window.sh $(BUILD)/tests/tools/tools_li
 		-e 's|@BENCH@|$(abspath $(GPU_WINDOW))|' $< >$@ && chmod +x $@
 test-build: $(GPU_WINDOW_TEST) $(GPU_WINDOW) $(SIM_CUDA_LIB)
 TEST_TESTS += $(GPU_WINDOW_TEST)
+
+# bench_poll on the simulated CUDA driver, the same way (a CPU thread answers the pings there).
+GPU_POLL_TEST := $(GPU_DIR)/test_bench_poll
+$(GPU_POLL_TEST): tests/gpu/test_bench_poll.sh $(BUILD)/tests/tools/tools_lib.sh
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/tools/tools_lib.sh)|' \
+		-e 's|@BENCH@|$(abspath $(GPU_POLL))|' $< >$@ && chmod +x $@
+test-build: $(GPU_POLL_TEST) $(GPU_POLL) $(SIM_CUDA_LIB)
+TEST_TESTS += $(GPU_POLL_TEST)
 
 # bench/count-instructions.sh on the simulated CUDA driver, the same way.
 GPU_COUNT_TEST := $(GPU_DIR)/test_count_instructions

@@ -141,7 +141,7 @@ void gpu_vmm_free(struct gpu_vmm *m)
 static struct {
 	bool tried, ok;
 	const char *why;
-	CUfunction fill, check;
+	CUfunction fill, check, echo;
 	PFN_cuLaunchKernel_v4000 launch;
 } k;
 
@@ -166,7 +166,8 @@ bool gpu_kernels_available(const char **why)
 		goto out;
 	k.why = "cuModuleGetFunction failed";
 	if (get(&k.fill, mod, "gdr_fill_u32") != CUDA_SUCCESS ||
-	    get(&k.check, mod, "gdr_check_u32") != CUDA_SUCCESS)
+	    get(&k.check, mod, "gdr_check_u32") != CUDA_SUCCESS ||
+	    get(&k.echo, mod, "gdr_echo_u32") != CUDA_SUCCESS)
 		goto out;
 	k.ok = true;
 	k.why = NULL;
@@ -208,6 +209,13 @@ CUresult gpu_kernel_check(CUdeviceptr p, size_t n, uint32_t seed, unsigned long 
 		res = cu->cuMemcpyDtoH(bad, counter, sizeof(*bad));
 	cu->cuMemFree(counter);
 	return res;
+}
+
+CUresult gpu_kernel_echo_start(CUdeviceptr ping, CUdeviceptr pong, uint32_t iters)
+{
+	void *args[] = { &ping, &pong, &iters };
+
+	return k.launch(k.echo, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
 }
 
 double gpu_now_ns(void)

@@ -58,5 +58,10 @@ bool gpu_kernels_available(const char **why);
 CUresult gpu_kernel_fill(CUdeviceptr p, size_t n, uint32_t seed);
 /* Count words at p that differ from the pattern; synchronous. */
 CUresult gpu_kernel_check(CUdeviceptr p, size_t n, uint32_t seed, unsigned long long *bad);
+/*
+ * Start one GPU thread that answers pings (kernels.cu: gdr_echo_u32) and return; it runs until
+ * *ping has reached iters. The caller synchronizes (cuCtxSynchronize) once it has.
+ */
+CUresult gpu_kernel_echo_start(CUdeviceptr ping, CUdeviceptr pong, uint32_t iters);
 
 #endif

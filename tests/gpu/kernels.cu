@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Kernels for the tier-3 tests: write a pattern into GPU memory, or count where it differs.
+// Kernels for the tier-3 programs: write a pattern into GPU memory, count where it differs, or
+// answer a CPU's pings (bench_poll).
 // Built with nvcc into a fatbin that the tests load with cuModuleLoadData (no cudart).
 #include <stdint.h>
 
@@ -22,4 +23,18 @@ extern "C" __global__ void gdr_check_u32(const uint32_t *p, unsigned long long n
          i += (unsigned long long)gridDim.x * blockDim.x)
         if (p[i] != pattern(seed, i))
             atomicAdd(mismatches, 1ull);
+}
+
+// bench_poll's partner, one thread: for i = 1..iters, wait until the CPU has stored i (or more)
+// to *ping through the mapping, then store i to *pong, which the CPU polls. Volatile accesses
+// go to L2, where the BAR's accesses land, so each side sees the other's store without fences.
+// A CPU that gives up stores iters to *ping, which lets the loop run out.
+extern "C" __global__ void gdr_echo_u32(const volatile uint32_t *ping, volatile uint32_t *pong,
+                                        uint32_t iters)
+{
+    for (uint32_t i = 1; i <= iters; i++) {
+        while (*ping < i)
+            ;
+        *pong = i;
+    }
 }

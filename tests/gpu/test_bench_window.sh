@@ -9,26 +9,8 @@ need_sim
 bench=@BENCH@
 num='[0-9]+\.[0-9]+'
 
-if [ "$(uname -m)" != x86_64 ]; then
-	"$bench" >"$tmp/other" 2>&1
-	rc=$?
-	if [ "$rc" = 77 ]; then
-		result pass window_other_arch_skips
-	else
-		result fail window_other_arch_skips "exit $rc, expected 77: $(tail -n 1 "$tmp/other")"
-	fi
-	test_exit
-fi
-for bad in "-r 0" "-r 102" "-n 0" "-x" "extra"; do
-	# shellcheck disable=SC2086
-	env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES "$bench" $bad >"$tmp/usage" 2>&1
-	rc=$?
-	if [ "$rc" = 2 ] && grep -q '^usage: ' "$tmp/usage"; then
-		result pass "window_refuses_${bad// /_}"
-	else
-		result fail "window_refuses_${bad// /_}" "exit $rc, expected 2 and usage: $(tail -n 1 "$tmp/usage")"
-	fi
-done
+x86_only window_other_arch_skips "$bench"
+check_refuses window_refuses "$bench" "-r 0" "-r 102" "-n 0" "-x" "extra"
 check_no_driver window_no_driver "$bench" -r 1 -n 10
 
 sim_env

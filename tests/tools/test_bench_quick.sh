@@ -25,6 +25,15 @@ for step in info copybw_default copylat sweep copybw apiperf; do
 		result fail "bench_step_$step" "$(grep "^$step: " "$tmp/log")"
 	fi
 done
+# bench_poll, which test-build builds beside the tools (x86-64 only): its table.
+if [ "$(uname -m)" = x86_64 ]; then
+	if grep -q "^poll: exit 0\$" "$tmp/log"; then
+		result pass bench_step_poll
+	else
+		result fail bench_step_poll "$(grep "^poll: " "$tmp/log" || echo 'not run')"
+	fi
+	check_lines bench_md_poll "$md" '^\| library, 4 B( \| [0-9.]+){3} \| [0-9]+ \| 0 \| 0 \|$'
+fi
 check_lines bench_md_commands "$md" '^Command: `gdrcopy_[a-z]+( .*)?`$' 6
 check_lines bench_md_latency_rows "$md" '^\| [0-9]+ (B|KiB) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' 26
 check_lines bench_md_raw_rows "$md" '^\| raw_(store8_sfence|load64_[a-z]+) \|' 2

@@ -26,6 +26,38 @@ need_sim() {
 		skip_test "the simulated CUDA driver is not built ($SIM/libcuda.so.1)"
 }
 
+# x86_only NAME PROG: a program that times x86-64 instructions must skip (77) elsewhere; there
+# this records NAME and ends the test. On x86-64 it returns.
+x86_only() {
+	local name=$1 prog=$2 rc
+	[ "$(uname -m)" = x86_64 ] && return
+	"$prog" >"$tmp/other" 2>&1
+	rc=$?
+	if [ "$rc" = 77 ]; then
+		result pass "$name"
+	else
+		result fail "$name" "exit $rc, expected 77: $(tail -n 1 "$tmp/other")"
+	fi
+	test_exit
+}
+
+# check_refuses PREFIX PROG ARGS...: each ARGS (one string, split at spaces) makes PROG print its
+# usage and exit 2, before it looks for a CUDA driver; one result PREFIX_ARGS each.
+check_refuses() {
+	local prefix=$1 prog=$2 bad rc
+	shift 2
+	for bad in "$@"; do
+		# shellcheck disable=SC2086
+		env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES "$prog" $bad >"$tmp/usage" 2>&1
+		rc=$?
+		if [ "$rc" = 2 ] && grep -q '^usage: ' "$tmp/usage"; then
+			result pass "${prefix}_${bad// /_}"
+		else
+			result fail "${prefix}_${bad// /_}" "exit $rc, expected 2 and usage: $(tail -n 1 "$tmp/usage")"
+		fi
+	done
+}
+
 # check_no_driver NAME COMMAND...: with no CUDA driver to load (LD_LIBRARY_PATH unset), the
 # command skips (77) saying "no usable CUDA driver"; a skip of NAME where there is a driver.
 check_no_driver() {

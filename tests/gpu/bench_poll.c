@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_poll [-r ROUNDS] [-n EXCHANGES] [-t TIMEOUT_MS]: how soon a CPU that polls a word of GPU
+ * memory through the mapping sees the GPU change it, for each way of reading it. A flag or
+ * completion poll is the read gdrcopy exists for, and back-to-back reads of one address (what
+ * bench_copy_impls times) may be served without reaching the GPU: a streaming load can be
+ * answered from a buffer the CPU filled for an earlier one. This asks whether such a read still
+ * sees the GPU's store, and how soon, with and without the fence that ends the library's read.
+ *
+ * Each exchange: the CPU stores i to one word (ping) through the mapping with a store fence, a
+ * GPU thread that waits for it (kernels.cu: gdr_echo_u32) stores i to another word (pong), and
+ * the CPU polls pong with the method under test until it reads i. Where the kernels are not
+ * there (the simulated driver) a CPU thread answers instead, so the program can be checked.
+ * Methods: the library's read of 4 and 64 bytes (gdr_copy_from_mapping, which ends with
+ * GDRCopy 2.6's store fence) and the same read without that fence (the table the benchmarks
+ * install, copy_impl.h); GDRCopy 2.6's call (gdrcopy26_copy.c); a plain 4-byte load; 16-, 32-
+ * and 64-byte streaming loads (MOVNTDQA) alone, each followed by an sfence, or by an lfence.
+ *
+ * ROUNDS rounds of EXCHANGES each per method, the methods in an order rotated each round; the
+ * first exchange of each round (which waits for the partner to start) is not counted. Prints a
+ * markdown table: the round trip (median, 99th percentile and maximum over every exchange
+ * counted), the polls per exchange, values read that were neither the old nor the new one, and
+ * exchanges the poll did not see within TIMEOUT_MS (the poll then gives up and releases the
+ * partner). Exit 1 if the library's read or GDRCopy's call read a wrong value or missed an
+ * exchange: those are the reads the API promises; the others are what is measured. x86-64 only.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "copy.h"
+#include "copy_impl.h"
+#include "cpu.h"
+#include "gdrapi.h"
+#include "gdrcopy26_copy.h"
+#include "gpucommon.h"
+
+#if defined(__x86_64__)
+
+#define POLL_MAX_ROUNDS 101
+#define POLL_BYTES (64 * 1024)
+#define PING_OFFSET 0
+#define PONG_OFFSET 4096	/* its own line, and its own 4 KiB of the BAR */
+#define POLLS_PER_CLOCK 64u	/* a look at the clock (for the timeout) every that many polls */
+
+enum how { LIBRARY, LIBRARY_NO_FENCE, GDRCOPY26, PLAIN, STREAM16, STREAM32, STREAM64 };
+enum fence { NO_FENCE, SFENCE, LFENCE };
+
+struct method {
+	const char *name;
+	enum how how;
+	size_t size;		/* LIBRARY, LIBRARY_NO_FENCE, GDRCOPY26: bytes read */
+	enum fence fence;	/* the raw loads: what follows each */
+	unsigned int needs;	/* GDR_CPU_* */
+	int promised;		/* a wrong value or a missed exchange fails the run */
+};
+
+/* A method's results over every round. */
+struct result {
+	double *rt_us;		/* round trips of the exchanges counted */
+	double *polls;
+	size_t nrt;
+	unsigned long wrong, missed;
+	int skipped;		/* the CPU lacks what it needs */
+};
+
+static const struct method methods[] = {
+	/* name, how, size, fence, needs, promised */
+	{ "library, 4 B", LIBRARY, 4, NO_FENCE, 0, 1 },
+	{ "library without its read fence, 4 B", LIBRARY_NO_FENCE, 4, NO_FENCE, 0, 0 },
+	{ "library, 64 B", LIBRARY, 64, NO_FENCE, 0, 1 },
+	{ "library without its read fence, 64 B", LIBRARY_NO_FENCE, 64, NO_FENCE, 0, 0 },
+	{ "GDRCopy 2.6 call, 4 B", GDRCOPY26, 4, NO_FENCE, 0, 1 },
+	{ "plain 4-byte load", PLAIN, 4, NO_FENCE, 0, 0 },
+	{ "16-byte streaming load", STREAM16, 16, NO_FENCE, GDR_CPU_SSE41, 0 },
+	{ "16-byte streaming load + sfence", STREAM16, 16, SFENCE, GDR_CPU_SSE41, 0 },
+	{ "16-byte streaming load + lfence", STREAM16, 16, LFENCE, GDR_CPU_SSE41, 0 },
+	{ "32-byte streaming load", STREAM32, 32, NO_FENCE, GDR_CPU_AVX2, 0 },
+	{ "32-byte streaming load + sfence", STREAM32, 32, SFENCE, GDR_CPU_AVX2, 0 },
+	{ "64-byte streaming load", STREAM64, 64, NO_FENCE, GDR_CPU_AVX512F, 0 },
+	{ "64-byte streaming load + sfence", STREAM64, 64, SFENCE, GDR_CPU_AVX512F, 0 },
+};
+#define NMETHODS (sizeof(methods) / sizeof(methods[0]))
+static struct result results[NMETHODS];
+
+struct bar {
+	gdr_mh_t mh, g26_mh;
+	char *va;
+	CUdeviceptr dev;
+	struct gdr_copy_table auto_t, no_fence_t;
+	int kernels;		/* the GPU answers; else a CPU thread does */
+	const char *no_kernels;	/* why not */
+};
+
+static inline void after_load(enum fence f)
+{
+	if (f == SFENCE)
+		__asm__ volatile("sfence" : : : "memory");
+	else if (f == LFENCE)
+		__asm__ volatile("lfence" : : : "memory");
+}
+
+/* The raw loads, in assembly so that this file needs no ISA flags; pong is 64-byte aligned. */
+static uint32_t raw_read(const struct method *m, const volatile void *p)
+{
+	uint32_t v;
+
+	switch (m->how) {
+	case PLAIN:
+		v = *(const volatile uint32_t *)p;
+		break;
+	case STREAM16:
+		__asm__ volatile("movntdqa (%1), %%xmm0\n\tmovd %%xmm0, %0"
+				 : "=r"(v) : "r"(p) : "xmm0", "memory");
+		break;
+	case STREAM32:
+		__asm__ volatile("vmovntdqa (%1), %%ymm0\n\tvmovd %%xmm0, %0\n\tvzeroupper"
+				 : "=r"(v) : "r"(p) : "xmm0", "memory");
+		break;
+	default:
+		__asm__ volatile("vmovntdqa (%1), %%zmm0\n\tvmovd %%xmm0, %0\n\tvzeroupper"
+				 : "=r"(v) : "r"(p) : "xmm0", "memory");
+		break;
+	}
+	after_load(m->fence);
+	return v;
+}
+
+static uint32_t poll_read(const struct bar *b, const struct method *m, const void *pong)
+{
+	uint32_t buf[16];
+
+	switch (m->how) {
+	case LIBRARY:
+	case LIBRARY_NO_FENCE:
+		gdr_copy_from_mapping(b->mh, buf, pong, m->size);
+		return buf[0];
+	case GDRCOPY26:
+		gdrcopy26_copy_from_mapping(b->g26_mh, buf, pong, m->size);
+		return buf[0];
+	default:
+		return raw_read(m, pong);
+	}
+}
+
+/* A store of the CPU's to the BAR: a flag as a GDRCopy user writes it. */
+static void bar_store(struct bar *b, size_t offset, uint32_t v)
+{
+	*(volatile uint32_t *)(b->va + offset) = v;
+	__asm__ volatile("sfence" : : : "memory");
+}
+
+/* The partner where no kernel runs: the same loop as gdr_echo_u32, on a CPU thread. */
+struct cpu_echo {
+	struct bar *b;
+	uint32_t iters;
+};
+
+static void *cpu_echo(void *arg)
+{
+	struct cpu_echo *e = arg;
+	const volatile uint32_t *ping = (const volatile uint32_t *)(e->b->va + PING_OFFSET);
+	volatile uint32_t *pong = (volatile uint32_t *)(e->b->va + PONG_OFFSET);
+
+	for (uint32_t i = 1; i <= e->iters; i++) {
+		while (*ping < i)
+			;
+		*pong = i;
+	}
+	return NULL;
+}
+
+/* One round of exchanges with method m. Returns -1 if the partner could not be run. */
+static int run_round(struct bar *b, const struct method *m, struct result *res,
+		     uint32_t exchanges, double timeout_ns)
+{
+	const void *pong = b->va + PONG_OFFSET;
+	struct cpu_echo echo = { b, exchanges };
+	pthread_t thread;
+
+	bar_store(b, PING_OFFSET, 0);
+	bar_store(b, PONG_OFFSET, 0);
+	gdr_copy_table_install(m->how == LIBRARY_NO_FENCE ? &b->no_fence_t : &b->auto_t);
+	if (b->kernels) {
+		if (gpu_kernel_echo_start(b->dev + PING_OFFSET, b->dev + PONG_OFFSET, exchanges)) {
+			printf("launching gdr_echo_u32 failed\n");
+			return -1;
+		}
+	} else if (pthread_create(&thread, NULL, cpu_echo, &echo)) {
+		printf("pthread_create failed\n");
+		return -1;
+	}
+	for (uint32_t i = 1; i <= exchanges; i++) {
+		double t0 = gpu_now_ns(), t;
+		unsigned int n = 0;
+		uint32_t v;
+
+		bar_store(b, PING_OFFSET, i);
+		for (;;) {
+			v = poll_read(b, m, pong);
+			n++;
+			if (v == i)
+				break;
+			if (v != i - 1)
+				res->wrong++;
+			if (n % POLLS_PER_CLOCK == 0 && gpu_now_ns() - t0 > timeout_ns)
+				break;
+		}
+		t = gpu_now_ns();
+		if (v != i) {
+			/* Missed: count it and every exchange left, and let the partner run out. */
+			res->missed += exchanges - i + 1;
+			bar_store(b, PING_OFFSET, exchanges);
+			break;
+		}
+		if (i > 1) {
+			res->rt_us[res->nrt] = (t - t0) / 1e3;
+			res->polls[res->nrt++] = n;
+		}
+	}
+	gdr_copy_table_install(&b->auto_t);
+	if (b->kernels)
+		return cu->cuCtxSynchronize() ? -1 : 0;
+	pthread_join(thread, NULL);
+	return 0;
+}
+
+/* The p-quantile (0-1) of v[0..n), n > 0; sorts v. */
+static double quantile(double *v, size_t n, double p)
+{
+	size_t i;
+
+	gpu_median(v, (int)n);	/* sorts */
+	i = (size_t)(p * (double)(n - 1) + 0.5);
+	return v[i < n ? i : n - 1];
+}
+
+static int usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-r ROUNDS (1-%d, default 21)] [-n EXCHANGES (2-100000, default 2000)] "
+		"[-t TIMEOUT_MS (1-10000, default 50)]\n",
+		prog, POLL_MAX_ROUNDS);
+	return 2;
+}
+
+static void report(int rounds, uint32_t exchanges, int timeout_ms, const struct bar *b)
+{
+	printf("Polling a word the GPU changes (`bench_poll -r %d -n %u -t %d`): the CPU stores i "
+	       "to one word through the mapping, %s stores i to another when it sees it, and the "
+	       "CPU polls that one with each method until it reads i. Microseconds per exchange "
+	       "over %d rounds of %u (the first of each round not counted); \"wrong\": values "
+	       "read that were neither i - 1 nor i; \"missed\": exchanges not seen within %d ms.\n\n",
+	       rounds, exchanges, timeout_ms,
+	       b->kernels ? "a GPU thread (gdr_echo_u32)" : "a CPU thread", rounds, exchanges,
+	       timeout_ms);
+	if (!b->kernels)
+		printf("No GPU thread: %s. A CPU thread answers, which checks the program, not the "
+		       "GPU.\n\n", b->no_kernels);
+	printf("| method | round trip: median | 99th percentile | maximum | polls per exchange "
+	       "(median) | wrong | missed |\n");
+	printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+	for (size_t k = 0; k < NMETHODS; k++) {
+		struct result *res = &results[k];
+		const char *name = methods[k].name;
+
+		if (res->skipped) {
+			printf("| %s | - | - | - | - | - | - |\n", name);
+			continue;
+		}
+		if (!res->nrt) {
+			printf("| %s | - | - | - | - | %lu | %lu |\n", name, res->wrong, res->missed);
+			continue;
+		}
+		printf("| %s | %.3f | %.3f | %.3f | %.0f | %lu | %lu |\n", name,
+		       quantile(res->rt_us, res->nrt, 0.5), quantile(res->rt_us, res->nrt, 0.99),
+		       quantile(res->rt_us, res->nrt, 1.0), quantile(res->polls, res->nrt, 0.5),
+		       res->wrong, res->missed);
+	}
+	printf("\n\"-\": this CPU lacks the instructions, or no exchange was seen.\n");
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = 21, timeout_ms = 50, opt, failed = 0, movdir64b, have_g26;
+	uint32_t exchanges = 2000;
+	struct gdr_info_v2 info;
+	struct gpu_vmm vmm;
+	unsigned int cpu;
+	struct bar b;
+	void *va;
+	gdr_t g;
+
+	while ((opt = getopt(argc, argv, "r:n:t:")) != -1) {
+		switch (opt) {
+		case 'r':
+			rounds = atoi(optarg);
+			break;
+		case 'n':
+			exchanges = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 't':
+			timeout_ms = atoi(optarg);
+			break;
+		default:
+			return usage(argv[0]);
+		}
+	}
+	if (optind != argc || rounds < 1 || rounds > POLL_MAX_ROUNDS || exchanges < 2 ||
+	    exchanges > 100000 || timeout_ms < 1 || timeout_ms > 10000)
+		return usage(argv[0]);
+	if (gpu_init())
+		return 77;
+	memset(&b, 0, sizeof(b));
+	b.kernels = gpu_kernels_available(&b.no_kernels);
+	if (gpu_vmm_alloc(&vmm, POLL_BYTES, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
+		printf("cuMemCreate of %d bytes failed\n", POLL_BYTES);
+		return 1;
+	}
+	g = gdr_open();
+	if (!g || gdr_pin_buffer(g, vmm.ptr, vmm.size, 0, 0, &b.mh) ||
+	    gdr_map(g, b.mh, &va, vmm.size) || gdr_get_info_v2(g, b.mh, &info)) {
+		printf("gdr_open/pin/map failed: run gdrcopy_info\n");
+		return 1;
+	}
+	b.va = va;
+	b.dev = vmm.ptr;
+	gdr_copy_table_current(&b.auto_t);
+	b.no_fence_t = b.auto_t;
+	b.no_fence_t.from_wc_fence = GDR_COPY_FENCE_NONE;
+	cpu = gdr_cpu_features();
+	have_g26 = !gdrcopy26_init(cpu, &movdir64b);
+	if (have_g26 && !(b.g26_mh = gdrcopy26_map(info.mapping_type)).h) {
+		printf("out of memory for GDRCopy 2.6's handle of the mapping\n");
+		return 1;
+	}
+	for (size_t k = 0; k < NMETHODS; k++) {
+		const struct method *m = &methods[k];
+		struct result *res = &results[k];
+
+		/* GDRCopy's strategy needs SSE4.1 and AVX2 (gdrcopy26_init). */
+		res->skipped = (m->needs & cpu) != m->needs || (m->how == GDRCOPY26 && !have_g26);
+		res->rt_us = calloc((size_t)rounds * exchanges, sizeof(double));
+		res->polls = calloc((size_t)rounds * exchanges, sizeof(double));
+		if (!res->rt_us || !res->polls) {
+			printf("out of memory\n");
+			return 1;
+		}
+	}
+
+	for (int r = 0; r < rounds; r++) {
+		for (size_t i = 0; i < NMETHODS; i++) {
+			/* A different method first each round, so none always follows the same one. */
+			size_t k = (i + (size_t)r * 5) % NMETHODS;
+
+			if (!results[k].skipped &&
+			    run_round(&b, &methods[k], &results[k], exchanges, timeout_ms * 1e6)) {
+				printf("the partner could not run: stopping\n");
+				return 1;
+			}
+		}
+	}
+	report(rounds, exchanges, timeout_ms, &b);
+	for (size_t k = 0; k < NMETHODS; k++) {
+		struct result *res = &results[k];
+
+		if (methods[k].promised && (res->wrong || res->missed)) {
+			printf("poll failed: %s read %lu wrong values and missed %lu exchanges\n",
+			       methods[k].name, res->wrong, res->missed);
+			failed = 1;
+		}
+		free(res->rt_us);
+		free(res->polls);
+	}
+	if (have_g26)
+		gdrcopy26_unmap(b.g26_mh);
+	gdr_unmap(g, b.mh, va, vmm.size);
+	gdr_unpin_buffer(g, b.mh);
+	gdr_close(g);
+	gpu_vmm_free(&vmm);
+	return failed;
+}
+
+#else
+
+int main(void)
+{
+	printf("bench_poll times x86-64 loads; this is another architecture\n");
+	return 77;
+}
+
+#endif
