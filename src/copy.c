@@ -43,10 +43,13 @@ static const struct gdr_copy_impl impl_sse41_blocks = {
 static const struct gdr_copy_impl impl_avx2 = {
 	GDR_COPY_IMPL_AVX2, "avx2", GDR_CPU_AVX2, 0, gdr_copy_store_avx2, gdr_copy_load_avx2, 0
 };
-/* 65 us for a 64-byte and 129 us for a 128-byte AVX-512 streaming load on the H200's BAR. */
+/*
+ * Its loads are chosen from 128 B, where a read of data the GPU has just written takes one round
+ * trip with them and, in most reads, two with 32-byte loads (the rows below).
+ */
 static const struct gdr_copy_impl impl_avx512 = {
 	GDR_COPY_IMPL_AVX512, "avx512", GDR_CPU_AVX512F, 0, gdr_copy_store_avx512,
-	gdr_copy_load_avx512, 256
+	gdr_copy_load_avx512, 128
 };
 static const struct gdr_copy_impl impl_movdir64b = {
 	GDR_COPY_IMPL_MOVDIR64B, "movdir64b", GDR_CPU_MOVDIR64B, 0, gdr_copy_store_movdir64b, NULL,
@@ -114,12 +117,17 @@ static const char scalar_old_name[] = "power";
  * 512 B and AVX-512 from 1 KiB. At 16 B sse41's walk beat sse41_blocks in 10 of 12 processes
  * (by up to 25%) although sse41_blocks, whose whole aligned blocks take a straight path,
  * executes a fifth fewer instructions per call there: the count alone does not decide
- * (docs/performance.md, runs 11-14). But a read of data the
- * GPU has just written, the read that matters (a flag poll, or the payload after it), takes one
- * round trip to the GPU at 256 B with AVX-512's 64-byte loads (1.1 us) and two with any 32- or
- * 16-byte loads (2.1 us); so AVX-512 takes over at 256 B, its load_min, although back to back
- * it costs 0.18 us more there (0.99 against 0.81) and 0.32 us more at 512 B. Up to 64 B the
- * block routines read in one round trip (sse41's walk needs two at 64 B).
+ * (docs/performance.md, runs 11-14). But a read of data the GPU has just written, the read that
+ * matters (the payload after a flag), takes one round trip at 128-512 B with AVX-512's 64-byte
+ * loads (1.07-1.21 us) and mostly two with 32- or 16-byte loads (2.0-2.2 us). So AVX-512 takes
+ * over at 128 B, its load_min, as bench_copy_impls' suggestion does (it drops a read routine
+ * whose fresh read takes an extra round trip in most samples), although reading one range again
+ * and again it costs a round trip per call (about 1 us, against AVX2's 0.5-0.75 at 128 B):
+ * 64-byte loads of a line do not overlap from one call to the next. Polling a flag or a record
+ * through the mapping the routines tie, and reading fresh lines one after another AVX-512 keeps
+ * 1.6-2x as many reads in flight at 64-256 B (bench_poll, bench_window; docs/performance.md,
+ * runs 45-50). Up to 64 B the block routines mostly read in one round trip (sse41's walk needs
+ * two at 64 B).
  */
 #define ROW_PICKS 6
 
@@ -137,7 +145,7 @@ static const struct class_row to_wc_rows[] = {
 static const struct class_row from_wc_rows[] = {
 	{ 16, { &impl_sse41, &impl_sse, &impl_generic } },
 	{ 32, { &impl_sse41_blocks, &impl_sse, &impl_generic } },
-	{ 255, { &impl_avx2, &impl_sse41_blocks, &impl_sse, &impl_generic } },
+	{ 127, { &impl_avx2, &impl_sse41_blocks, &impl_sse, &impl_generic } },
 	{ SIZE_MAX, { &impl_avx512, &impl_avx2, &impl_sse41_blocks, &impl_sse, &impl_generic } },
 };
 #elif defined(__aarch64__)

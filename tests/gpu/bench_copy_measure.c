@@ -274,7 +274,7 @@ static void record(const struct scenario *sc, const struct method *m, int rounds
 /*
  * The order of the methods in round r: rotated by r, so that each comes first as often as the
  * others, and shuffled, so that none always follows the same one (a method that upsets the
- * device, like AVX-512 loads below 256 B, would otherwise always slow the same neighbour).
+ * device would otherwise always slow the same neighbour).
  */
 static void round_order(int *order, int nm, int r)
 {

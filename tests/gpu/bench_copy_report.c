@@ -476,7 +476,7 @@ void bench_report_print(const struct bench_info *info, FILE *md, FILE *csv)
 		comparison(md, info, dir);
 		fprintf(md, "\n### Each routine as the library's choice\n\n"
 			    "gdr_copy_%s_mapping with one routine at every size (the routines of this "
-			    "CPU; AVX-512 loads also below the 256 B under which the library never uses "
+			    "CPU; AVX-512 loads also below the 128 B under which the library never uses "
 			    "them), median microseconds per call; **bold**: the fastest (the one in use "
 			    "when within %.0f%% of it).\n", dir ? "to" : "from", 100 * (TIE - 1));
 		routines(md, info, 0, dir, 0, info->sizes, info->nsizes);
@@ -502,10 +502,12 @@ void bench_report_print(const struct bench_info *info, FILE *md, FILE *csv)
 		    "src/copy.c's `to_wc_rows` and `from_wc_rows` take "
 		    "one row per class: its max is the class's largest measured size (the true "
 		    "boundary lies between it and the next size), then the routine, then the "
-		    "routines for CPUs that lack its features. The rows weigh back-to-back calls "
-		    "only: check the dependent-read column (a read of data the GPU just wrote, as a "
-		    "flag poll or a payload after it) and the unaligned tables before adopting one.\n",
-		100 * (CLASS_TIE - 1));
+		    "routines for CPUs that lack its features. For reads, a routine is no candidate at a "
+		    "size where its read of data the GPU just wrote (a payload after a flag) takes an "
+		    "extra round trip in most samples (its median above %.1fx the fastest routine's), "
+		    "and the ratios are to the fastest candidate. Check the unaligned tables before "
+		    "adopting a row.\n",
+		100 * (CLASS_TIE - 1), LATENCY_TIE);
 	report_classes(md, info, 0);
 	report_classes(md, info, 1);
 	if (!failures(md))

@@ -20,6 +20,12 @@
  * per size would follow that noise.
  */
 #define CLASS_TIE 1.05
+/*
+ * A read routine whose read of data the GPU has just written has its median above LATENCY_TIE
+ * times the fastest routine's takes an extra round trip in most of those reads: no candidate
+ * for the size's class (report_classes).
+ */
+#define LATENCY_TIE 1.5
 
 /* The result of a method, or NULL. */
 const struct bench_result *report_find(int latency, int to_device, int unaligned, size_t n,

@@ -39,10 +39,49 @@ static double routine_ratio(const struct bench_info *info, int to_device, size_t
 }
 
 /*
+ * Whether impl's read of n bytes the GPU has just written takes an extra round trip in most
+ * samples (LATENCY_TIE). A payload read after a flag is that read, so such a routine is no
+ * candidate at n however fast it reads one range again and again.
+ */
+static int extra_round_trip(const struct bench_info *info, const char *impl, size_t n)
+{
+	const struct bench_result *best, *r = report_find_routine(1, 0, 0, n, impl);
+
+	report_fastest_routine(info, 1, 0, 0, n, &best);
+	return report_usable(best) && report_usable(r) && r->median > LATENCY_TIE * best->median;
+}
+
+/*
+ * routine_ratio for the candidates of n's class: for reads, 0 for a routine with an extra round
+ * trip, and the others against the fastest of them.
+ */
+static double candidate_ratio(const struct bench_info *info, int to_device, size_t n,
+			      const char *impl)
+{
+	const struct bench_result *r = report_find_routine(0, to_device, 0, n, impl);
+	double best = 0;
+
+	if (to_device)
+		return routine_ratio(info, to_device, n, impl);
+	if (extra_round_trip(info, impl, n))
+		return 0;
+	for (int k = 0; k < info->nroutines[0]; k++) {
+		const char *name = info->routines[0][k];
+		const struct bench_result *c = report_find_routine(0, 0, 0, n, name);
+
+		if (report_usable(c) && !extra_round_trip(info, name, n) &&
+		    (!best || c->median < best))
+			best = c->median;
+	}
+	return best > 0 && report_usable(r) ? r->median / best : 0;
+}
+
+/*
  * Classes of sizes that one routine serves within CLASS_TIE of the fastest at each of their
  * sizes, grown greedily from the smallest size, and the rows they make for copy.c: the library's
  * current routine where it is within CLASS_TIE, else the routine with the best worst ratio over
- * the longest class. Reads also show the dependent-read latency, which these rows do not weigh.
+ * the longest class. For reads, only routines whose read of fresh data needs no extra round trip
+ * where that was measured (candidate_ratio).
  */
 void report_classes(FILE *f, const struct bench_info *info, int to_device)
 {
@@ -70,12 +109,12 @@ void report_classes(FILE *f, const struct bench_info *info, int to_device)
 		 * only the library's current routine while it is within CLASS_TIE, so that the
 		 * suggestion changes only what the run shows to be slower.
 		 */
-		w = routine_ratio(info, to_device, sizes[start], cur);
+		w = candidate_ratio(info, to_device, sizes[start], cur);
 		keep = w > 0 && w <= CLASS_TIE;
 		for (int k = 0; k < nr; k++) {
 			const char *name = info->routines[to_device][k];
 
-			w = routine_ratio(info, to_device, sizes[start], name);
+			w = candidate_ratio(info, to_device, sizes[start], name);
 			worst[k] = w > 0 && w <= CLASS_TIE && (!keep || !strcmp(name, cur)) ? w : 0;
 			alive += worst[k] > 0;
 		}
@@ -86,14 +125,14 @@ void report_classes(FILE *f, const struct bench_info *info, int to_device)
 				break;
 
 			for (int k = 0; k < nr; k++) {
-				w = routine_ratio(info, to_device, sizes[end + 1],
+				w = candidate_ratio(info, to_device, sizes[end + 1],
 						  info->routines[to_device][k]);
 				next += worst[k] > 0 && w > 0 && w <= CLASS_TIE;
 			}
 			if (!next)
 				break;
 			for (int k = 0; k < nr; k++) {
-				w = routine_ratio(info, to_device, sizes[end + 1],
+				w = candidate_ratio(info, to_device, sizes[end + 1],
 						  info->routines[to_device][k]);
 				worst[k] = worst[k] > 0 && w > 0 && w <= CLASS_TIE ?
 					   (w > worst[k] ? w : worst[k]) : 0;

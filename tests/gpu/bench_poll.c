@@ -15,6 +15,9 @@
  * GDRCopy 2.6's store fence) and the same read without that fence (the table the benchmarks
  * install, copy_impl.h); GDRCopy 2.6's call (gdrcopy26_copy.c); a plain 4-byte load; 16-, 32-
  * and 64-byte streaming loads (MOVNTDQA) alone, each followed by an sfence, or by an lfence.
+ * Then a record polled whole: the library reading 64, 128 and 256 bytes that begin with pong,
+ * with its own choice of routine and with each load routine of this CPU installed as its choice
+ * (bench_forced.h), which says which routine sees a change soonest at each size.
  *
  * ROUNDS rounds of EXCHANGES each per method, the methods in an order rotated each round; the
  * first exchange of each round (which waits for the partner to start) is not counted. Prints a
@@ -30,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_forced.h"
 #include "copy.h"
 #include "copy_impl.h"
 #include "cpu.h"
@@ -44,17 +48,21 @@
 #define PING_OFFSET 0
 #define PONG_OFFSET 4096	/* its own line, and its own 4 KiB of the BAR */
 #define POLLS_PER_CLOCK 64u	/* a look at the clock (for the timeout) every that many polls */
+#define RECORD_MAX 256		/* the largest record polled whole */
+#define MAX_METHODS 64
 
 enum how { LIBRARY, LIBRARY_NO_FENCE, GDRCOPY26, PLAIN, STREAM16, STREAM32, STREAM64 };
 enum fence { NO_FENCE, SFENCE, LFENCE };
 
 struct method {
-	const char *name;
+	char name[64];
 	enum how how;
 	size_t size;		/* LIBRARY, LIBRARY_NO_FENCE, GDRCOPY26: bytes read */
 	enum fence fence;	/* the raw loads: what follows each */
 	unsigned int needs;	/* GDR_CPU_* */
 	int promised;		/* a wrong value or a missed exchange fails the run */
+	const struct gdr_copy_table *table;	/* LIBRARY: the table installed (NULL: its own) */
+	int record;		/* in the table of records polled whole */
 };
 
 /* A method's results over every round. */
@@ -66,24 +74,32 @@ struct result {
 	int skipped;		/* the CPU lacks what it needs */
 };
 
-static const struct method methods[] = {
+/* The single reads; the records polled whole are added at run time (add_records). */
+static const struct method singles[] = {
 	/* name, how, size, fence, needs, promised */
-	{ "library, 4 B", LIBRARY, 4, NO_FENCE, 0, 1 },
-	{ "library without its read fence, 4 B", LIBRARY_NO_FENCE, 4, NO_FENCE, 0, 0 },
-	{ "library, 64 B", LIBRARY, 64, NO_FENCE, 0, 1 },
-	{ "library without its read fence, 64 B", LIBRARY_NO_FENCE, 64, NO_FENCE, 0, 0 },
-	{ "GDRCopy 2.6 call, 4 B", GDRCOPY26, 4, NO_FENCE, 0, 1 },
-	{ "plain 4-byte load", PLAIN, 4, NO_FENCE, 0, 0 },
-	{ "16-byte streaming load", STREAM16, 16, NO_FENCE, GDR_CPU_SSE41, 0 },
-	{ "16-byte streaming load + sfence", STREAM16, 16, SFENCE, GDR_CPU_SSE41, 0 },
-	{ "16-byte streaming load + lfence", STREAM16, 16, LFENCE, GDR_CPU_SSE41, 0 },
-	{ "32-byte streaming load", STREAM32, 32, NO_FENCE, GDR_CPU_AVX2, 0 },
-	{ "32-byte streaming load + sfence", STREAM32, 32, SFENCE, GDR_CPU_AVX2, 0 },
-	{ "64-byte streaming load", STREAM64, 64, NO_FENCE, GDR_CPU_AVX512F, 0 },
-	{ "64-byte streaming load + sfence", STREAM64, 64, SFENCE, GDR_CPU_AVX512F, 0 },
+	{ "library, 4 B", LIBRARY, 4, NO_FENCE, 0, 1, NULL, 0 },
+	{ "library without its read fence, 4 B", LIBRARY_NO_FENCE, 4, NO_FENCE, 0, 0, NULL, 0 },
+	{ "library, 64 B", LIBRARY, 64, NO_FENCE, 0, 1, NULL, 0 },
+	{ "library without its read fence, 64 B", LIBRARY_NO_FENCE, 64, NO_FENCE, 0, 0, NULL, 0 },
+	{ "GDRCopy 2.6 call, 4 B", GDRCOPY26, 4, NO_FENCE, 0, 1, NULL, 0 },
+	{ "plain 4-byte load", PLAIN, 4, NO_FENCE, 0, 0, NULL, 0 },
+	{ "16-byte streaming load", STREAM16, 16, NO_FENCE, GDR_CPU_SSE41, 0, NULL, 0 },
+	{ "16-byte streaming load + sfence", STREAM16, 16, SFENCE, GDR_CPU_SSE41, 0, NULL, 0 },
+	{ "16-byte streaming load + lfence", STREAM16, 16, LFENCE, GDR_CPU_SSE41, 0, NULL, 0 },
+	{ "32-byte streaming load", STREAM32, 32, NO_FENCE, GDR_CPU_AVX2, 0, NULL, 0 },
+	{ "32-byte streaming load + sfence", STREAM32, 32, SFENCE, GDR_CPU_AVX2, 0, NULL, 0 },
+	{ "64-byte streaming load", STREAM64, 64, NO_FENCE, GDR_CPU_AVX512F, 0, NULL, 0 },
+	{ "64-byte streaming load + sfence", STREAM64, 64, SFENCE, GDR_CPU_AVX512F, 0, NULL, 0 },
 };
-#define NMETHODS (sizeof(methods) / sizeof(methods[0]))
-static struct result results[NMETHODS];
+#define NSINGLES (sizeof(singles) / sizeof(singles[0]))
+static const size_t record_sizes[] = { 64, 128, 256 };
+#define NRECORD_SIZES (sizeof(record_sizes) / sizeof(record_sizes[0]))
+
+static struct method methods[MAX_METHODS];
+static struct result results[MAX_METHODS];
+static size_t nmethods;
+/* One table per load routine of this CPU, for the records. */
+static struct gdr_copy_table routine_tables[MAX_METHODS];
 
 struct bar {
 	gdr_mh_t mh, g26_mh;
@@ -130,7 +146,7 @@ static uint32_t raw_read(const struct method *m, const volatile void *p)
 
 static uint32_t poll_read(const struct bar *b, const struct method *m, const void *pong)
 {
-	uint32_t buf[16];
+	uint32_t buf[RECORD_MAX / sizeof(uint32_t)];
 
 	switch (m->how) {
 	case LIBRARY:
@@ -182,7 +198,9 @@ static int run_round(struct bar *b, const struct method *m, struct result *res,
 
 	bar_store(b, PING_OFFSET, 0);
 	bar_store(b, PONG_OFFSET, 0);
-	gdr_copy_table_install(m->how == LIBRARY_NO_FENCE ? &b->no_fence_t : &b->auto_t);
+	gdr_copy_table_install(m->how == LIBRARY_NO_FENCE ? &b->no_fence_t :
+			       m->table			  ? m->table :
+							    &b->auto_t);
 	if (b->kernels) {
 		if (gpu_kernel_echo_start(b->dev + PING_OFFSET, b->dev + PONG_OFFSET, exchanges)) {
 			printf("launching gdr_echo_u32 failed\n");
@@ -246,26 +264,17 @@ static int usage(const char *prog)
 	return 2;
 }
 
-static void report(int rounds, uint32_t exchanges, int timeout_ms, const struct bar *b)
+static void report_rows(int record)
 {
-	printf("Polling a word the GPU changes (`bench_poll -r %d -n %u -t %d`): the CPU stores i "
-	       "to one word through the mapping, %s stores i to another when it sees it, and the "
-	       "CPU polls that one with each method until it reads i. Microseconds per exchange "
-	       "over %d rounds of %u (the first of each round not counted); \"wrong\": values "
-	       "read that were neither i - 1 nor i; \"missed\": exchanges not seen within %d ms.\n\n",
-	       rounds, exchanges, timeout_ms,
-	       b->kernels ? "a GPU thread (gdr_echo_u32)" : "a CPU thread", rounds, exchanges,
-	       timeout_ms);
-	if (!b->kernels)
-		printf("No GPU thread: %s. A CPU thread answers, which checks the program, not the "
-		       "GPU.\n\n", b->no_kernels);
 	printf("| method | round trip: median | 99th percentile | maximum | polls per exchange "
 	       "(median) | wrong | missed |\n");
 	printf("| --- | --- | --- | --- | --- | --- | --- |\n");
-	for (size_t k = 0; k < NMETHODS; k++) {
+	for (size_t k = 0; k < nmethods; k++) {
 		struct result *res = &results[k];
 		const char *name = methods[k].name;
 
+		if (methods[k].record != record)
+			continue;
 		if (res->skipped) {
 			printf("| %s | - | - | - | - | - | - |\n", name);
 			continue;
@@ -279,7 +288,49 @@ static void report(int rounds, uint32_t exchanges, int timeout_ms, const struct 
 		       quantile(res->rt_us, res->nrt, 1.0), quantile(res->polls, res->nrt, 0.5),
 		       res->wrong, res->missed);
 	}
+}
+
+static void report(int rounds, uint32_t exchanges, int timeout_ms, const struct bar *b)
+{
+	printf("Polling a word the GPU changes (`bench_poll -r %d -n %u -t %d`): the CPU stores i "
+	       "to one word through the mapping, %s stores i to another when it sees it, and the "
+	       "CPU polls that one with each method until it reads i. Microseconds per exchange "
+	       "over %d rounds of %u (the first of each round not counted); \"wrong\": values "
+	       "read that were neither i - 1 nor i; \"missed\": exchanges not seen within %d ms.\n\n",
+	       rounds, exchanges, timeout_ms,
+	       b->kernels ? "a GPU thread (gdr_echo_u32)" : "a CPU thread", rounds, exchanges,
+	       timeout_ms);
+	if (!b->kernels)
+		printf("No GPU thread: %s. A CPU thread answers, which checks the program, not the "
+		       "GPU.\n\n", b->no_kernels);
+	report_rows(0);
+	printf("\nA record polled whole: the library's read of 64, 128 or 256 bytes that begin with "
+	       "the word the GPU stores, with its own choice of routine (\"library\") and with each "
+	       "load routine installed as its choice; the same exchanges.\n\n");
+	report_rows(1);
 	printf("\n\"-\": this CPU lacks the instructions, or no exchange was seen.\n");
+}
+
+/* The single reads, then the records: the library's own choice, then each routine's. */
+static void add_methods(const struct gdr_copy_table *auto_t, unsigned int cpu)
+{
+	const struct gdr_copy_impl *impls[MAX_METHODS];
+	int nroutines;
+
+	for (size_t k = 0; k < NSINGLES; k++)
+		methods[nmethods++] = singles[k];
+	nroutines = bench_forced_tables(auto_t, 0, cpu, routine_tables, impls, MAX_METHODS);
+	for (size_t s = 0; s < NRECORD_SIZES; s++) {
+		for (int r = -1; r < nroutines && nmethods < MAX_METHODS; r++) {
+			struct method *m = &methods[nmethods++];
+
+			*m = (struct method){ .how = LIBRARY, .size = record_sizes[s], .promised = 1,
+					      .table = r < 0 ? NULL : &routine_tables[r],
+					      .record = 1 };
+			snprintf(m->name, sizeof(m->name), "%s, %zu B",
+				 r < 0 ? "library" : impls[r]->name, record_sizes[s]);
+		}
+	}
 }
 
 int main(int argc, char **argv)
@@ -336,7 +387,8 @@ int main(int argc, char **argv)
 		printf("out of memory for GDRCopy 2.6's handle of the mapping\n");
 		return 1;
 	}
-	for (size_t k = 0; k < NMETHODS; k++) {
+	add_methods(&b.auto_t, cpu);
+	for (size_t k = 0; k < nmethods; k++) {
 		const struct method *m = &methods[k];
 		struct result *res = &results[k];
 
@@ -351,9 +403,9 @@ int main(int argc, char **argv)
 	}
 
 	for (int r = 0; r < rounds; r++) {
-		for (size_t i = 0; i < NMETHODS; i++) {
+		for (size_t i = 0; i < nmethods; i++) {
 			/* A different method first each round, so none always follows the same one. */
-			size_t k = (i + (size_t)r * 5) % NMETHODS;
+			size_t k = (i + (size_t)r * 5) % nmethods;
 
 			if (!results[k].skipped &&
 			    run_round(&b, &methods[k], &results[k], exchanges, timeout_ms * 1e6)) {
@@ -363,7 +415,7 @@ int main(int argc, char **argv)
 		}
 	}
 	report(rounds, exchanges, timeout_ms, &b);
-	for (size_t k = 0; k < NMETHODS; k++) {
+	for (size_t k = 0; k < nmethods; k++) {
 		struct result *res = &results[k];
 
 		if (methods[k].promised && (res->wrong || res->missed)) {

@@ -216,17 +216,12 @@ static int calls_table(const struct window_bar *bar, uint8_t *host, int rounds, 
 
 /*
  * Each load routine as the library's choice, beside the library and GDRCopy's call, reading
- * fresh lines back to back: columns 0 and 1 are those two, then one per routine. A routine is
- * not timed below its load_min (AVX-512's loads take tens of us there).
+ * fresh lines back to back: columns 0 and 1 are those two, then one per routine, at every
+ * size, also below the size the library starts using it from (its load_min).
  */
 static const size_t routine_sizes[] = { 8, 16, 32, 64, 128, 256 };
 #define NRSIZES (sizeof(routine_sizes) / sizeof(routine_sizes[0]))
 static double routine_us[2 + MAX_ROUTINES][NRSIZES][WINDOW_MAX_ROUNDS];
-
-static int routine_timed(int m, size_t n)
-{
-	return m < 2 || n >= routines[m - 2]->load_min;
-}
 
 static int routines_table(const struct window_bar *bar, uint8_t *host, int rounds, long reads,
 			  double rtt_us)
@@ -240,8 +235,6 @@ static int routines_table(const struct window_bar *bar, uint8_t *host, int round
 			copy_fn fn = m == 1 ? copy_gdrcopy26_call : copy_library;
 			double t0;
 
-			if (!routine_timed(m, n))
-				continue;
 			gdr_copy_table_install(m < 2 ? &auto_table : &routine_tables[m - 2]);
 			if (!r)
 				fresh_reads(fn, host, bar->va, n, stride, 100);
@@ -255,7 +248,7 @@ static int routines_table(const struct window_bar *bar, uint8_t *host, int round
 
 	printf("\nEach load routine as the library's choice, reading fresh lines back to back "
 	       "(the next read's lines follow the last one's): reads in flight (round trip / median "
-	       "us per call; \"-\": below the routine's smallest size).\n\n"
+	       "us per call).\n\n"
 	       "| size | library | GDRCopy 2.6 call |");
 	for (int i = 0; i < nroutines; i++)
 		printf(" library:%s |", routines[i]->name);
@@ -271,10 +264,6 @@ static int routines_table(const struct window_bar *bar, uint8_t *host, int round
 		for (int m = 0; m < methods; m++) {
 			double f;
 
-			if (!routine_timed(m, routine_sizes[z])) {
-				printf(" - |");
-				continue;
-			}
 			f = rtt_us / gpu_median(routine_us[m][z], rounds);
 			printf(" %.2f |", f);
 			if (m >= 2 && f > best) {

@@ -98,9 +98,10 @@ $(GPU_WINDOW): $(GPU_WINDOW_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
 gpu-build: $(GPU_WINDOW)
 
 # How soon a poll of a word of GPU memory sees the GPU change it, by way of reading it; built
-# like bench_window (the library's table without its read fence, GDRCopy 2.6's call beside it).
+# like bench_window (the library's tables: without its read fence, each load routine; GDRCopy
+# 2.6's call beside it).
 GPU_POLL := $(GPU_DIR)/bench_poll
-GPU_POLL_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_poll.o gdrcopy26_copy.o)
+GPU_POLL_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_poll.o bench_forced.o gdrcopy26_copy.o)
 $(GPU_POLL): $(GPU_POLL_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")

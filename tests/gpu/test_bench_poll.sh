@@ -2,8 +2,9 @@
 # Tier 1: bench_poll on the simulated CUDA driver through the vulkan backend (over lavapipe).
 # Checks the program, not its numbers: the simulator runs no kernels, so a CPU thread answers
 # the pings, in host memory that stands in for the BAR. It runs, says who answered, prints a
-# row for every method with a round trip, and nothing read a wrong value or missed an exchange;
-# it refuses bad options and skips without a CUDA driver.
+# row for every method with a round trip (the single reads, then records of 64-256 B read whole
+# by the library's choice and by each routine), and nothing read a wrong value or missed an
+# exchange; it refuses bad options and skips without a CUDA driver.
 . @LIB@
 need_sim
 bench=@BENCH@
@@ -17,15 +18,20 @@ sim_env
 out=$tmp/poll.md
 run poll_runs "$out" "$bench" -r 2 -n 50 -t 2000
 check_lines poll_partner "$out" '^No GPU thread: .*\. A CPU thread answers'
-check_lines poll_header "$out" '^\| method \| round trip: median \| 99th percentile \| maximum \| polls per exchange \(median\) \| wrong \| missed \|$'
+# Two tables: the single reads, and the records polled whole.
+check_lines poll_headers "$out" '^\| method \| round trip: median \| 99th percentile \| maximum \| polls per exchange \(median\) \| wrong \| missed \|$' 2
 # Every method this CPU runs (the others are rows of "-"): three round trips, polls, and no
 # wrong value or missed exchange.
 rows=$(grep -c '^| [a-zA-Z0-9]' "$out")
 lacks=$(grep -c '^| [^|]*\( | -\)\{6\} |$' "$out")
-check_lines poll_rows "$out" "^\| [^|]+( \| $num){3} \| [0-9]+ \| 0 \| 0 \|$" "$((rows - 1 - lacks))"
-if [ "$((rows - 1 - lacks))" -ge 7 ]; then
+check_lines poll_rows "$out" "^\| [^|]+( \| $num){3} \| [0-9]+ \| 0 \| 0 \|$" "$((rows - 2 - lacks))"
+if [ "$((rows - 2 - lacks))" -ge 7 ]; then
 	result pass poll_methods_run
 else
-	result fail poll_methods_run "$((rows - 1 - lacks)) methods ran, expected at least the 7 any x86-64 with SSE4.1 runs"
+	result fail poll_methods_run "$((rows - 2 - lacks)) methods ran, expected at least the 7 any x86-64 with SSE4.1 runs"
 fi
+# The records: the library's own choice and at least generic's and sse41's, at each size.
+for size in 64 128 256; do
+	check_lines "poll_record_$size" "$out" "^\| (library|generic|sse41), $size B( \| $num){3} \| [0-9]+ \| 0 \| 0 \|$" 3
+done
 test_exit

@@ -57,7 +57,7 @@ static const unsigned int fake_cpus[] = {
 /*
  * Every table gdr_copy_select makes, for every CPU and every override, is well formed: classes
  * that end at SIZE_MAX, each with a routine the CPU runs, loads never below a routine's
- * load_min (AVX-512's 256 B), the inline tiny store only for generic, a store fence after reads.
+ * load_min (AVX-512's 128 B), the inline tiny store only for generic, a store fence after reads.
  */
 void copy_select_tables(void)
 {
@@ -95,10 +95,10 @@ void copy_select_tables(void)
 	/* The override still holds where AVX-512 loads are allowed. */
 	gdr_copy_select(&t, GDR_CPU_SSE2 | GDR_CPU_AVX512F, "avx512", note, sizeof(note));
 	if (gdr_copy_table_impl(&t, 0, 4096)->id != GDR_COPY_IMPL_AVX512 ||
-	    gdr_copy_table_impl(&t, 0, 255)->id == GDR_COPY_IMPL_AVX512 ||
-	    !strstr(note, "never used below 256 B")) {
+	    gdr_copy_table_impl(&t, 0, 127)->id == GDR_COPY_IMPL_AVX512 ||
+	    !strstr(note, "never used below 128 B")) {
 		test_report("fail", "tables",
-			    "forced avx512 loads not used at 4 KiB, used at 255 B, or no note: %s",
+			    "forced avx512 loads not used at 4 KiB, used at 127 B, or no note: %s",
 			    note);
 		return;
 	}
@@ -120,7 +120,7 @@ static const char *expected_auto(unsigned int cpu, int to_device, size_t n)
 		return "generic";
 	if (n <= 16)
 		return sse41 ? sse41 : "sse";
-	if (n > 255 && (cpu & GDR_CPU_AVX512F))
+	if (n > 127 && (cpu & GDR_CPU_AVX512F))
 		return "avx512";
 	if (n > 32 && (cpu & GDR_CPU_AVX2))
 		return "avx2";
@@ -144,7 +144,7 @@ static const char *expected_auto(unsigned int cpu, int to_device, size_t n)
 void copy_select_auto(void)
 {
 	static const size_t sizes[] = {
-		0, 1, 8, 9, 16, 17, 32, 33, 64, 65, 255, 256, 1024, 1025, 16384, 16385, 1 << 20,
+		0, 1, 8, 9, 16, 17, 32, 33, 63, 64, 65, 127, 128, 255, 256, 1024, 1025, 16384, 16385, 1 << 20,
 	};
 	struct gdr_copy_table t;
 	char note[512], desc[512];

@@ -2,7 +2,7 @@
 /*
  * Selection of the copy routines: the automatic choice, GDRCOPY_COPY_IMPL (honoured; unknown,
  * other-architecture and unsupported names fall back with an error naming what this CPU
- * supports), well-formed tables for every CPU and override, AVX-512 loads never below 256 B,
+ * supports), well-formed tables for every CPU and override, AVX-512 loads never below 128 B,
  * one table for threads racing the first use, the log lines, and the fence rule. Cases that
  * need a process where nothing is chosen yet run in forked children (no exec, so they also work
  * under qemu-user), before the parent chooses.

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Loads that read the device only in whole aligned blocks of w bytes (16 or 32: one streaming
- * load each) and cut the range's ends out of a bounce buffer on the stack: sse41_blocks and
- * avx2, each of which passes its block and batch loads. Against copy_walk.h's loads they have
+ * Loads that read the device only in whole aligned blocks of w bytes (16, 32 or 64: one
+ * streaming load each) and cut the range's ends out of a bounce buffer on the stack:
+ * sse41_blocks, avx2 and avx512, each of which passes its block and batch loads. Against copy_walk.h's loads they have
  * no loop and no call at the ends (a host copy of up to 64 bytes is at most two overlapping
  * moves of one width), and whole aligned blocks of up to 128 bytes take a straight path with no
  * stack frame: on a BAR every instruction between two calls' loads delays the next call's
@@ -49,7 +49,7 @@ static inline __attribute__((always_inline)) void
 gdr_blocks_load_small(uint8_t *d, const uint8_t *s, size_t n, size_t w,
 		      gdr_load_block_fn load_block)
 {
-	uint8_t buf[128] __attribute__((aligned(32)));
+	uint8_t buf[128] __attribute__((aligned(64)));	/* off + n < 2 * w when w is 64 */
 	size_t off = (uintptr_t)s & (w - 1);
 	const uint8_t *block = s - off;
 
@@ -67,7 +67,7 @@ static inline __attribute__((always_inline)) size_t
 gdr_blocks_load_head(uint8_t *d, const uint8_t *s, size_t n, size_t w, size_t align,
 		     gdr_load_block_fn load_block)
 {
-	uint8_t buf[32] __attribute__((aligned(32)));
+	uint8_t buf[64] __attribute__((aligned(64)));
 	size_t off = (uintptr_t)s & (w - 1), k = 0;
 
 	if (off) {
@@ -85,7 +85,7 @@ static inline __attribute__((always_inline)) void
 gdr_blocks_load_tail(uint8_t *d, const uint8_t *s, size_t n, size_t w,
 		     gdr_load_block_fn load_block)
 {
-	uint8_t buf[32] __attribute__((aligned(32)));
+	uint8_t buf[64] __attribute__((aligned(64)));
 
 	for (; n >= w; d += w, s += w, n -= w)
 		load_block(d, s);
