@@ -2,11 +2,12 @@
 /*
  * Loads that read the device only in whole aligned blocks of w bytes (16, 32 or 64: one
  * streaming load each) and cut the range's ends out of a bounce buffer on the stack:
- * sse41_blocks, avx2 and avx512, each of which passes its block and batch loads. Against copy_walk.h's loads they have
- * no loop and no call at the ends (a host copy of up to 64 bytes is at most two overlapping
- * moves of one width), and whole aligned blocks of up to 128 bytes take a straight path with no
- * stack frame: on a BAR every instruction between two calls' loads delays the next call's
- * loads, so what surrounds the loads should cost as little as it can.
+ * sse41_blocks, avx2 and avx512, each of which passes its block and batch loads. Against
+ * copy_walk.h's loads they have no loop and no call at the ends (a host copy of up to 64 bytes
+ * is at most two overlapping moves of one width), and whole aligned blocks of up to 128 bytes
+ * take a straight path with no stack frame: on a BAR every instruction between two calls'
+ * loads delays the next call's loads, so what surrounds the loads should cost as little as it
+ * can.
  * The compiler inlines the loads each routine passes:
  *   load_block(host, dev): copy the w bytes at the w-aligned device address dev to host.
  */
