@@ -126,14 +126,14 @@ void report_classes(FILE *f, const struct bench_info *info, int to_device)
 
 			for (int k = 0; k < nr; k++) {
 				w = candidate_ratio(info, to_device, sizes[end + 1],
-						  info->routines[to_device][k]);
+						    info->routines[to_device][k]);
 				next += worst[k] > 0 && w > 0 && w <= CLASS_TIE;
 			}
 			if (!next)
 				break;
 			for (int k = 0; k < nr; k++) {
 				w = candidate_ratio(info, to_device, sizes[end + 1],
-						  info->routines[to_device][k]);
+						    info->routines[to_device][k]);
 				worst[k] = worst[k] > 0 && w > 0 && w <= CLASS_TIE ?
 					   (w > worst[k] ? w : worst[k]) : 0;
 			}
