@@ -192,15 +192,18 @@ static void *cpu_echo(void *arg)
 static int run_round(struct bar *b, const struct method *m, struct result *res,
 		     uint32_t exchanges, double timeout_ns)
 {
+	const struct gdr_copy_table *table = &b->auto_t;
 	const void *pong = b->va + PONG_OFFSET;
 	struct cpu_echo echo = { b, exchanges };
 	pthread_t thread;
 
 	bar_store(b, PING_OFFSET, 0);
 	bar_store(b, PONG_OFFSET, 0);
-	gdr_copy_table_install(m->how == LIBRARY_NO_FENCE ? &b->no_fence_t :
-			       m->table			  ? m->table :
-							    &b->auto_t);
+	if (m->how == LIBRARY_NO_FENCE)
+		table = &b->no_fence_t;
+	else if (m->table)
+		table = m->table;
+	gdr_copy_table_install(table);
 	if (b->kernels) {
 		if (gpu_kernel_echo_start(b->dev + PING_OFFSET, b->dev + PONG_OFFSET, exchanges)) {
 			printf("launching gdr_echo_u32 failed\n");
