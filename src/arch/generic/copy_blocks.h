@@ -8,6 +8,8 @@
  * take a straight path with no stack frame: on a BAR every instruction between two calls'
  * loads delays the next call's loads, so what surrounds the loads should cost as little as it
  * can.
+ * The bounce buffers are 32-byte aligned whatever w: the routines' stores into them are
+ * unaligned ones, so 64-byte blocks need no more.
  * The compiler inlines the loads each routine passes:
  *   load_block(host, dev): copy the w bytes at the w-aligned device address dev to host.
  */
@@ -50,7 +52,7 @@ static inline __attribute__((always_inline)) void
 gdr_blocks_load_small(uint8_t *d, const uint8_t *s, size_t n, size_t w,
 		      gdr_load_block_fn load_block)
 {
-	uint8_t buf[128] __attribute__((aligned(64)));	/* off + n < 2 * w when w is 64 */
+	uint8_t buf[128] __attribute__((aligned(32)));	/* off + n < 2 * w when w is 64 */
 	size_t off = (uintptr_t)s & (w - 1);
 	const uint8_t *block = s - off;
 
@@ -68,7 +70,7 @@ static inline __attribute__((always_inline)) size_t
 gdr_blocks_load_head(uint8_t *d, const uint8_t *s, size_t n, size_t w, size_t align,
 		     gdr_load_block_fn load_block)
 {
-	uint8_t buf[64] __attribute__((aligned(64)));
+	uint8_t buf[64] __attribute__((aligned(32)));
 	size_t off = (uintptr_t)s & (w - 1), k = 0;
 
 	if (off) {
@@ -86,7 +88,7 @@ static inline __attribute__((always_inline)) void
 gdr_blocks_load_tail(uint8_t *d, const uint8_t *s, size_t n, size_t w,
 		     gdr_load_block_fn load_block)
 {
-	uint8_t buf[64] __attribute__((aligned(64)));
+	uint8_t buf[64] __attribute__((aligned(32)));
 
 	for (; n >= w; d += w, s += w, n -= w)
 		load_block(d, s);
