@@ -27,6 +27,7 @@
  * partner). Exit 1 if the library's read or GDRCopy's call read a wrong value or missed an
  * exchange: those are the reads the API promises; the others are what is measured. x86-64 only.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,12 +206,17 @@ static int run_round(struct bar *b, const struct method *m, struct result *res,
 		table = m->table;
 	gdr_copy_table_install(table);
 	if (b->kernels) {
-		if (gpu_kernel_echo_start(b->dev + PING_OFFSET, b->dev + PONG_OFFSET, exchanges)) {
-			printf("launching gdr_echo_u32 failed\n");
+		CUresult res = gpu_kernel_echo_start(b->dev + PING_OFFSET, b->dev + PONG_OFFSET,
+						     exchanges);
+
+		if (res) {
+			printf("launching gdr_echo_u32 failed (CUresult %d): check the GPU with "
+			       "build/tests/gpu/test_gpu_vulkan, which launches the same kernels\n",
+			       (int)res);
 			return -1;
 		}
-	} else if (pthread_create(&thread, NULL, cpu_echo, &echo)) {
-		printf("pthread_create failed\n");
+	} else if ((errno = pthread_create(&thread, NULL, cpu_echo, &echo))) {
+		printf("pthread_create of the answering thread failed: %s\n", strerror(errno));
 		return -1;
 	}
 	for (uint32_t i = 1; i <= exchanges; i++) {
@@ -242,8 +248,12 @@ static int run_round(struct bar *b, const struct method *m, struct result *res,
 		}
 	}
 	gdr_copy_table_install(&b->auto_t);
+	if (b->kernels && cu->cuCtxSynchronize()) {
+		printf("cuCtxSynchronize after gdr_echo_u32 failed: the GPU thread did not end\n");
+		return -1;
+	}
 	if (b->kernels)
-		return cu->cuCtxSynchronize() ? -1 : 0;
+		return 0;
 	pthread_join(thread, NULL);
 	return 0;
 }
