@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_bar.h"
 #include "bench_copy.h"
 #include "bench_forced.h"
 #include "bench_paths.h"
@@ -310,11 +311,9 @@ int main(int argc, char **argv)
 	long host_shift = 0;
 	char *end;
 	double budget_s = 200;
-	struct gpu_vmm vmm;
-	gdr_info_v2_t ginfo;
+	struct bench_bar bb;
 	FILE *csv = NULL;
 	time_t now = time(NULL);
-	void *va;
 
 	bench.rounds = 50;
 	bench.lat_rounds = 100;
@@ -374,19 +373,13 @@ int main(int argc, char **argv)
 	if (gpu_init())
 		return 77;
 	pin_size = DEV_OFF + max + 64 + GUARD + (64u << 10);
-	if (gpu_vmm_alloc(&vmm, pin_size, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
-		printf("cuMemCreate of %zu bytes failed\n", pin_size);
+	if (bench_bar_open(&bb, pin_size))
 		return 1;
-	}
-	bench.dptr = vmm.ptr;
-	bench.g = gdr_open();
-	if (!bench.g || gdr_pin_buffer(bench.g, vmm.ptr, vmm.size, 0, 0, &bench.mh) ||
-	    gdr_map(bench.g, bench.mh, &va, vmm.size) || gdr_get_info_v2(bench.g, bench.mh, &ginfo)) {
-		printf("gdr_open/pin/map failed: run gdrcopy_info\n");
-		return 1;
-	}
-	bench.map = va;
-	bench.type = ginfo.mapping_type;
+	bench.dptr = bb.vmm.ptr;
+	bench.g = bb.g;
+	bench.mh = bb.mh;
+	bench.map = bb.va;
+	bench.type = bb.type;
 	bufsize = max + 2 * GUARD + 64 + bench.host_shift;
 	if (cu->cuMemAllocHost((void **)&bench.host_buf, bufsize) ||
 	    cu->cuMemAllocHost((void **)&bench.src_buf, bufsize) ||
@@ -422,7 +415,7 @@ int main(int argc, char **argv)
 		 "an order rotated and shuffled each round, in batches of at least %.0f us. %s%s",
 		 date, model, features, cu->driver_version / 1000, cu->driver_version % 1000 / 10,
 		 backend > 0 && backend < 4 ? backends[backend] : "?", (int)bench.type,
-		 vmm.size >> 20, DEV_OFF >> 10, UNALIGNED_DEV, UNALIGNED_HOST,
+		 bb.vmm.size >> 20, DEV_OFF >> 10, UNALIGNED_DEV, UNALIGNED_HOST,
 		 (unsigned int)((uintptr_t)(bench.host_buf + GUARD + bench.host_shift) & 4095),
 		 (unsigned int)((uintptr_t)(bench.map + DEV_OFF) & 4095), bench.rounds,
 		 bench.lat_rounds, bench.bucket_us,
@@ -482,9 +475,6 @@ out:
 	cu->cuMemFreeHost(bench.src_buf);
 	cu->cuMemFreeHost(bench.host_buf);
 	gdrcopy26_unmap(bench.g26_mh);
-	gdr_unmap(bench.g, bench.mh, va, vmm.size);
-	gdr_unpin_buffer(bench.g, bench.mh);
-	gdr_close(bench.g);
-	gpu_vmm_free(&vmm);
+	bench_bar_close(&bb);
 	return ret;
 }

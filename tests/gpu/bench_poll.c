@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_bar.h"
 #include "bench_forced.h"
 #include "copy.h"
 #include "copy_impl.h"
@@ -350,12 +351,9 @@ int main(int argc, char **argv)
 {
 	int rounds = 21, timeout_ms = 50, opt, failed = 0, movdir64b, have_g26;
 	uint32_t exchanges = 2000;
-	struct gdr_info_v2 info;
-	struct gpu_vmm vmm;
+	struct bench_bar bb;
 	unsigned int cpu;
 	struct bar b;
-	void *va;
-	gdr_t g;
 
 	while ((opt = getopt(argc, argv, "r:n:t:")) != -1) {
 		switch (opt) {
@@ -379,24 +377,17 @@ int main(int argc, char **argv)
 		return 77;
 	memset(&b, 0, sizeof(b));
 	b.kernels = gpu_kernels_available(&b.no_kernels);
-	if (gpu_vmm_alloc(&vmm, POLL_BYTES, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
-		printf("cuMemCreate of %d bytes failed\n", POLL_BYTES);
+	if (bench_bar_open(&bb, POLL_BYTES))
 		return 1;
-	}
-	g = gdr_open();
-	if (!g || gdr_pin_buffer(g, vmm.ptr, vmm.size, 0, 0, &b.mh) ||
-	    gdr_map(g, b.mh, &va, vmm.size) || gdr_get_info_v2(g, b.mh, &info)) {
-		printf("gdr_open/pin/map failed: run gdrcopy_info\n");
-		return 1;
-	}
-	b.va = va;
-	b.dev = vmm.ptr;
+	b.mh = bb.mh;
+	b.va = bb.va;
+	b.dev = bb.vmm.ptr;
 	gdr_copy_table_current(&b.auto_t);
 	b.no_fence_t = b.auto_t;
 	b.no_fence_t.from_wc_fence = GDR_COPY_FENCE_NONE;
 	cpu = gdr_cpu_features();
 	have_g26 = !gdrcopy26_init(cpu, &movdir64b);
-	if (have_g26 && !(b.g26_mh = gdrcopy26_map(info.mapping_type)).h) {
+	if (have_g26 && !(b.g26_mh = gdrcopy26_map(bb.type)).h) {
 		printf("out of memory for GDRCopy 2.6's handle of the mapping\n");
 		return 1;
 	}
@@ -441,10 +432,7 @@ int main(int argc, char **argv)
 	}
 	if (have_g26)
 		gdrcopy26_unmap(b.g26_mh);
-	gdr_unmap(g, b.mh, va, vmm.size);
-	gdr_unpin_buffer(g, b.mh);
-	gdr_close(g);
-	gpu_vmm_free(&vmm);
+	bench_bar_close(&bb);
 	return failed;
 }
 

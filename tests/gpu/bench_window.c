@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "bench_bar.h"
 #include "bench_window.h"
 #include "gpucommon.h"
 
@@ -98,11 +99,8 @@ int main(int argc, char **argv)
 	int rounds = 31, opt, failed;
 	long reads = 2000;
 	struct window_bar bar;
-	struct gpu_vmm vmm;
+	struct bench_bar bb;
 	uint8_t *expect;
-	gdr_mh_t mh;
-	void *va;
-	gdr_t g;
 
 	while ((opt = getopt(argc, argv, "r:n:")) != -1) {
 		switch (opt) {
@@ -121,16 +119,8 @@ int main(int argc, char **argv)
 		return usage(argv[0]);
 	if (gpu_init())
 		return 77;
-	if (gpu_vmm_alloc(&vmm, WINDOW_BYTES, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
-		printf("cuMemCreate of %d bytes failed\n", WINDOW_BYTES);
+	if (bench_bar_open(&bb, WINDOW_BYTES))
 		return 1;
-	}
-	g = gdr_open();
-	if (!g || gdr_pin_buffer(g, vmm.ptr, vmm.size, 0, 0, &mh) ||
-	    gdr_map(g, mh, &va, vmm.size)) {
-		printf("gdr_open/pin/map failed: run gdrcopy_info\n");
-		return 1;
-	}
 	/* What the copy calls must read back: a pattern the GPU holds. */
 	expect = malloc(WINDOW_BYTES);
 	if (!expect) {
@@ -139,26 +129,26 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < WINDOW_BYTES; i++)
 		expect[i] = (uint8_t)gpu_pattern(7, i);
-	if (cu->cuMemcpyHtoD(vmm.ptr, expect, WINDOW_BYTES) || cu->cuCtxSynchronize()) {
+	if (cu->cuMemcpyHtoD(bb.vmm.ptr, expect, WINDOW_BYTES) || cu->cuCtxSynchronize()) {
 		printf("cuMemcpyHtoD of %d bytes failed\n", WINDOW_BYTES);
 		return 1;
 	}
 
 	/* Every point once before timing, so that each loop's code is hot. */
-	dependent_reads(va, 100);
+	dependent_reads(bb.va, 100);
 	for (size_t p = 0; p < NPOINTS; p++)
-		points[p].loop(va, &l1_word, 100);
+		points[p].loop(bb.va, &l1_word, 100);
 	for (int r = 0; r < rounds; r++) {
 		double t0 = gpu_now_ns();
 
-		dependent_reads(va, reads);
+		dependent_reads(bb.va, reads);
 		rtt[r] = (gpu_now_ns() - t0) / 1e3 / reads;
 		for (size_t i = 0; i < NPOINTS; i++) {
 			/* A different point first each round, so none always follows the same one. */
 			struct point *pt = &points[(i + (size_t)r * 7) % NPOINTS];
 
 			t0 = gpu_now_ns();
-			pt->loop(va, &l1_word, reads);
+			pt->loop(bb.va, &l1_word, reads);
 			pt->us[r] = (gpu_now_ns() - t0) / 1e3 / reads;
 		}
 	}
@@ -181,12 +171,9 @@ int main(int argc, char **argv)
 		}
 		printf(" |\n");
 	}
-	bar = (struct window_bar){ .g = g, .mh = mh, .va = va, .expect = expect };
+	bar = (struct window_bar){ .g = bb.g, .mh = bb.mh, .va = bb.va, .expect = expect };
 	failed = window_calls_tables(&bar, rounds, reads, rtt_us);
-	gdr_unmap(g, mh, va, vmm.size);
-	gdr_unpin_buffer(g, mh);
-	gdr_close(g);
-	gpu_vmm_free(&vmm);
+	bench_bar_close(&bb);
 	free(expect);
 	return failed ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench_bar.h"
 #include "copy.h"
 #include "cpu.h"
 #include "gdrapi.h"
@@ -47,13 +48,10 @@ int main(int argc, char **argv)
 {
 	size_t n = argc == 3 ? strtoul(argv[1], NULL, 0) : 0;
 	long calls = argc == 3 ? strtol(argv[2], NULL, 0) : 0;
-	struct gpu_vmm vmm;
-	gdr_info_v2_t info;
-	gdr_mh_t mh, g26;
+	struct bench_bar bb;
 	uint8_t *host, *dev;
-	void *va;
 	int movdir64b;
-	gdr_t g;
+	gdr_mh_t g26;
 
 	if (n < 1 || n > (1u << 20) || calls < 1) {
 		fprintf(stderr, "usage: %s SIZE CALLS (SIZE 1 to 1 MiB)\n", argv[0]);
@@ -61,19 +59,10 @@ int main(int argc, char **argv)
 	}
 	if (gpu_init())
 		return 77;
-	if (gpu_vmm_alloc(&vmm, DEV_OFF + n, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
-		fprintf(stderr, "cuMemCreate of %zu bytes failed\n", DEV_OFF + n);
+	if (bench_bar_open(&bb, DEV_OFF + n))
 		return 1;
-	}
-	g = gdr_open();
-	if (!g || gdr_pin_buffer(g, vmm.ptr, vmm.size, 0, 0, &mh) ||
-	    gdr_map(g, mh, &va, vmm.size) || gdr_get_info_v2(g, mh, &info)) {
-		fprintf(stderr, "gdr_open/pin/map failed: run gdrcopy_info\n");
-		return 1;
-	}
-	if (info.mapping_type != GDR_MAPPING_TYPE_WC) {
-		printf("the mapping is not write-combined (type %d): nothing to count\n",
-		       info.mapping_type);
+	if (bb.type != GDR_MAPPING_TYPE_WC) {
+		printf("the mapping is not write-combined (type %d): nothing to count\n", bb.type);
 		return 77;
 	}
 	if (gdrcopy26_init(gdr_cpu_features(), &movdir64b)) {
@@ -86,20 +75,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "out of memory\n");
 		return 1;
 	}
-	dev = (uint8_t *)va + DEV_OFF;
-	calls_library_from(mh, host, dev, n, calls);
-	calls_dispatcher_from(mh, host, dev, n, calls);
-	calls_gdrcopy26_from(mh, host, dev, n, calls);
+	dev = (uint8_t *)bb.va + DEV_OFF;
+	calls_library_from(bb.mh, host, dev, n, calls);
+	calls_dispatcher_from(bb.mh, host, dev, n, calls);
+	calls_gdrcopy26_from(bb.mh, host, dev, n, calls);
 	calls_gdrcopy26call_from(g26, host, dev, n, calls);
-	calls_library_to(mh, host, dev, n, calls);
-	calls_dispatcher_to(mh, host, dev, n, calls);
-	calls_gdrcopy26_to(mh, host, dev, n, calls);
+	calls_library_to(bb.mh, host, dev, n, calls);
+	calls_dispatcher_to(bb.mh, host, dev, n, calls);
+	calls_gdrcopy26_to(bb.mh, host, dev, n, calls);
 	calls_gdrcopy26call_to(g26, host, dev, n, calls);
 	gdrcopy26_unmap(g26);
 	free(host);
-	gdr_unmap(g, mh, va, vmm.size);
-	gdr_unpin_buffer(g, mh);
-	gdr_close(g);
-	gpu_vmm_free(&vmm);
+	bench_bar_close(&bb);
 	return 0;
 }

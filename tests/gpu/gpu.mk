@@ -63,50 +63,45 @@ check-gpu-dmabuf: $(GPU_DIR)/test_gpu_dmabuf
 # tables of its own, which the shared library does not export. Its baselines (GDRCopy 2.6's
 # strategy, raw accesses) are built with the ISA flags they use; they check the CPU at run time.
 GPU_IMPLS_BENCH := $(GPU_DIR)/bench_copy_impls
-GPU_IMPLS_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_copy_impls.o bench_copy_measure.o \
-	bench_copy_report.o bench_copy_verdicts.o bench_forced.o bench_paths.o bench_raw.o \
-	gdrcopy26_copy.o)
+GPU_IMPLS_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_copy_impls.o bench_bar.o \
+	bench_copy_measure.o bench_copy_report.o bench_copy_verdicts.o bench_forced.o bench_paths.o \
+	bench_raw.o gdrcopy26_copy.o)
 ifeq ($(ARCH_DIR),x86)
 $(OBJ)/tests/gpu/bench_raw.o: ISA_CFLAGS := -mavx2 -mavx512f
 $(OBJ)/tests/gpu/gdrcopy26_copy.o: ISA_CFLAGS := -msse4.1 -mavx2 -mmovdir64b
 endif
-$(GPU_IMPLS_BENCH): $(GPU_IMPLS_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_IMPLS_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl
-gpu-build: $(GPU_IMPLS_BENCH)
+$(GPU_IMPLS_BENCH): $(GPU_IMPLS_OBJS)
 
 # What each copy executes, counted by bench/count-instructions.sh under callgrind; built like
 # bench_copy_impls (the static library, GDRCopy 2.6's strategy beside it).
 GPU_COUNT := $(GPU_DIR)/count_copy_instructions
-GPU_COUNT_OBJS := $(OBJ)/tests/gpu/count_copy_instructions.o $(OBJ)/tests/gpu/gdrcopy26_copy.o
-$(GPU_COUNT): $(GPU_COUNT_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_COUNT_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl
-gpu-build: $(GPU_COUNT)
+GPU_COUNT_OBJS := $(addprefix $(OBJ)/tests/gpu/,count_copy_instructions.o bench_bar.o \
+	gdrcopy26_copy.o)
+$(GPU_COUNT): $(GPU_COUNT_OBJS)
 
 # How many reads of the BAR a core keeps in flight, and a copy call's share of that window;
 # built like bench_copy_impls (the dispatcher, GDRCopy 2.6's call and strategy beside the call).
 GPU_WINDOW := $(GPU_DIR)/bench_window
 GPU_WINDOW_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_window.o bench_window_calls.o \
-	bench_forced.o gdrcopy26_copy.o)
-$(GPU_WINDOW): $(GPU_WINDOW_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_WINDOW_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl
-gpu-build: $(GPU_WINDOW)
+	bench_bar.o bench_forced.o gdrcopy26_copy.o)
+$(GPU_WINDOW): $(GPU_WINDOW_OBJS)
 
 # How soon a poll of a word of GPU memory sees the GPU change it, by way of reading it; built
 # like bench_window (the library's tables: without its read fence, each load routine; GDRCopy
 # 2.6's call beside it).
 GPU_POLL := $(GPU_DIR)/bench_poll
-GPU_POLL_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_poll.o bench_forced.o gdrcopy26_copy.o)
-$(GPU_POLL): $(GPU_POLL_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC)
+GPU_POLL_OBJS := $(addprefix $(OBJ)/tests/gpu/,bench_poll.o bench_bar.o bench_forced.o \
+	gdrcopy26_copy.o)
+$(GPU_POLL): $(GPU_POLL_OBJS)
+
+# The benchmarks above link the library statically, each with its own objects (listed as its
+# prerequisites) and the shared ones: one link rule for all.
+GPU_STATIC_BENCHES := $(GPU_IMPLS_BENCH) $(GPU_COUNT) $(GPU_WINDOW) $(GPU_POLL)
+$(GPU_STATIC_BENCHES): $(GPU_COMMON_OBJS) $(LIB_STATIC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(GPU_POLL_OBJS) $(GPU_COMMON_OBJS) $(LIB_STATIC) -ldl -lpthread
-gpu-build: $(GPU_POLL)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_STATIC) -ldl -lpthread
+gpu-build: $(GPU_STATIC_BENCHES)
 
 # bench_copy_impls -q on the simulated CUDA driver: a tier-1 test of the program (not of its
 # numbers), with the tools' test helpers. Its source is here, beside the program.

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_bar.h"
+
+int bench_bar_open(struct bench_bar *b, size_t size)
+{
+	gdr_info_v2_t info;
+
+	memset(b, 0, sizeof(*b));
+	if (gpu_vmm_alloc(&b->vmm, size, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
+		printf("cuMemCreate of %zu bytes failed\n", size);
+		return 1;
+	}
+	b->g = gdr_open();
+	if (!b->g)
+		goto fail;
+	if (gdr_pin_buffer(b->g, b->vmm.ptr, b->vmm.size, 0, 0, &b->mh))
+		goto fail_close;
+	if (gdr_map(b->g, b->mh, &b->va, b->vmm.size))
+		goto fail_unpin;
+	if (gdr_get_info_v2(b->g, b->mh, &info))
+		goto fail_unmap;
+	b->type = info.mapping_type;
+	return 0;
+
+fail_unmap:
+	gdr_unmap(b->g, b->mh, b->va, b->vmm.size);
+fail_unpin:
+	gdr_unpin_buffer(b->g, b->mh);
+fail_close:
+	gdr_close(b->g);
+fail:
+	gpu_vmm_free(&b->vmm);
+	printf("gdr_open/pin/map of %zu bytes of GPU memory failed: run gdrcopy_info\n", size);
+	return 1;
+}
+
+void bench_bar_close(struct bench_bar *b)
+{
+	gdr_unmap(b->g, b->mh, b->va, b->vmm.size);
+	gdr_unpin_buffer(b->g, b->mh);
+	gdr_close(b->g);
+	gpu_vmm_free(&b->vmm);
+}
