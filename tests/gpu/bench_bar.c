@@ -6,6 +6,7 @@
 
 int bench_bar_open(struct bench_bar *b, size_t size)
 {
+	const char *step = "gdr_open";
 	gdr_info_v2_t info;
 
 	memset(b, 0, sizeof(*b));
@@ -16,10 +17,13 @@ int bench_bar_open(struct bench_bar *b, size_t size)
 	b->g = gdr_open();
 	if (!b->g)
 		goto fail;
+	step = "gdr_pin_buffer";
 	if (gdr_pin_buffer(b->g, b->vmm.ptr, b->vmm.size, 0, 0, &b->mh))
 		goto fail_close;
+	step = "gdr_map";
 	if (gdr_map(b->g, b->mh, &b->va, b->vmm.size))
 		goto fail_unpin;
+	step = "gdr_get_info_v2";
 	if (gdr_get_info_v2(b->g, b->mh, &info))
 		goto fail_unmap;
 	b->type = info.mapping_type;
@@ -33,7 +37,8 @@ fail_close:
 	gdr_close(b->g);
 fail:
 	gpu_vmm_free(&b->vmm);
-	printf("gdr_open/pin/map of %zu bytes of GPU memory failed: run gdrcopy_info\n", size);
+	printf("%s failed for %zu bytes of GPU memory: gdrcopy_info says what this machine can map\n",
+	       step, size);
 	return 1;
 }
 

@@ -3,8 +3,8 @@
 # lavapipe). Checks the program, not its numbers: it runs, every method's data check passes, the
 # report has its tables (the public call's steps too), verdicts and suggested rows, the CSV has a
 # row per method and size, a
-# spent time budget leaves a report of what was measured, and it refuses bad options and skips
-# without a CUDA driver.
+# spent time budget leaves a report of what was measured, and it refuses bad options, skips
+# without a CUDA driver and says which step failed when it cannot map GPU memory.
 . @LIB@
 need_sim
 bench=@BENCH@
@@ -20,6 +20,7 @@ fi
 check_no_driver bench_no_driver "$bench" -q
 
 sim_env
+check_no_mapping bench_no_mapping "$bench" -q
 md=$tmp/bench.md
 csv=$tmp/bench.csv
 "$bench" -q -c "$csv" >"$md" 2>"$tmp/bench.err"

@@ -4,7 +4,8 @@
 # the pings, in host memory that stands in for the BAR. It runs, says who answered, prints a
 # row for every method with a round trip (the single reads, then records of 64-256 B read whole
 # by the library's choice and by each routine), and nothing read a wrong value or missed an
-# exchange; it refuses bad options and skips without a CUDA driver.
+# exchange; it refuses bad options, skips without a CUDA driver and says which step failed when
+# it cannot map GPU memory.
 . @LIB@
 need_sim
 bench=@BENCH@
@@ -15,6 +16,7 @@ check_refuses poll_refuses "$bench" "-r 0" "-r 102" "-n 1" "-n 100001" "-t 0" "-
 check_no_driver poll_no_driver "$bench" -r 1 -n 10
 
 sim_env
+check_no_mapping poll_no_mapping "$bench" -r 1 -n 10
 out=$tmp/poll.md
 run poll_runs "$out" "$bench" -r 2 -n 50 -t 2000
 check_lines poll_partner "$out" '^No GPU thread: .*\. A CPU thread answers'

@@ -2,8 +2,8 @@
 # Tier 1: bench_window on the simulated CUDA driver through the vulkan backend (over lavapipe).
 # Checks the program, not its numbers (host memory stands in for the BAR here): it runs, prints
 # the round trip, a row of three filler kinds for every K, the copy calls' table and steps and
-# the routines on fresh lines, with every data check passed; refuses bad options and skips
-# without a CUDA driver.
+# the routines on fresh lines, with every data check passed; refuses bad options, skips without a
+# CUDA driver and says which step failed when it cannot map GPU memory.
 . @LIB@
 need_sim
 bench=@BENCH@
@@ -14,6 +14,7 @@ check_refuses window_refuses "$bench" "-r 0" "-r 102" "-n 0" "-x" "extra"
 check_no_driver window_no_driver "$bench" -r 1 -n 10
 
 sim_env
+check_no_mapping window_no_mapping "$bench" -r 1 -n 10
 out=$tmp/window.md
 run window_runs "$out" "$bench" -r 3 -n 200
 check_lines window_round_trip "$out" "Round trip \(each read waits for the one before\): $num us\.$"

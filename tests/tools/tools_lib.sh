@@ -76,6 +76,26 @@ check_no_driver() {
 	fi
 }
 
+# check_no_mapping NAME COMMAND...: after sim_env, with the gdrdrv backend forced where there is
+# no gdrdrv, the command cannot map its GPU memory: it exits 1 saying which step failed and
+# pointing at gdrcopy_info (tests/gpu/bench_bar.c); a skip of NAME where gdrdrv is loaded.
+check_no_mapping() {
+	local name=$1 rc
+	shift
+	if [ -e /dev/gdrdrv ]; then
+		result skip "$name" "this machine has /dev/gdrdrv"
+		return
+	fi
+	GDRCOPY_BACKEND=gdrdrv "$@" >"$tmp/nomap" 2>&1
+	rc=$?
+	if [ "$rc" = 1 ] &&
+		grep -qE '^gdr_[a-z_0-9]+ failed for [0-9]+ bytes of GPU memory: gdrcopy_info' "$tmp/nomap"; then
+		result pass "$name"
+	else
+		result fail "$name" "exit $rc, expected 1 and the failed step: $(tail -n 1 "$tmp/nomap")"
+	fi
+}
+
 # check NAME LOG REGEX [COUNT]: LOG has at least COUNT (default 1) lines matching REGEX.
 check_lines() {
 	local name=$1 log=$2 re=$3 want=${4:-1} got
