@@ -103,33 +103,23 @@ $(GPU_STATIC_BENCHES): $(GPU_COMMON_OBJS) $(LIB_STATIC)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_STATIC) -ldl -lpthread
 gpu-build: $(GPU_STATIC_BENCHES)
 
-# bench_copy_impls -q on the simulated CUDA driver: a tier-1 test of the program (not of its
-# numbers), with the tools' test helpers. Its source is here, beside the program.
+# The benchmarks' tier-1 tests, on the simulated CUDA driver (checks of the programs, not of their
+# numbers): each script with the tools' test helpers and its program's path. Their sources are
+# here, beside the programs. test_bench_copy_sim runs bench_copy_impls -q; test_bench_window,
+# bench_window; test_bench_poll, bench_poll (a CPU thread answers the pings there).
 GPU_BENCH_SIM_TEST := $(GPU_DIR)/test_bench_copy_sim
-$(GPU_BENCH_SIM_TEST): tests/gpu/test_bench_copy_sim.sh $(BUILD)/tests/tools/tools_lib.sh
-	@mkdir -p $(dir $@)
-	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/tools/tools_lib.sh)|' \
-		-e 's|@BENCH@|$(abspath $(GPU_IMPLS_BENCH))|' $< >$@ && chmod +x $@
-test-build: $(GPU_BENCH_SIM_TEST) $(GPU_IMPLS_BENCH) $(SIM_CUDA_LIB)
-TEST_TESTS += $(GPU_BENCH_SIM_TEST)
-
-# bench_window on the simulated CUDA driver, the same way.
 GPU_WINDOW_TEST := $(GPU_DIR)/test_bench_window
-$(GPU_WINDOW_TEST): tests/gpu/test_bench_window.sh $(BUILD)/tests/tools/tools_lib.sh
-	@mkdir -p $(dir $@)
-	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/tools/tools_lib.sh)|' \
-		-e 's|@BENCH@|$(abspath $(GPU_WINDOW))|' $< >$@ && chmod +x $@
-test-build: $(GPU_WINDOW_TEST) $(GPU_WINDOW) $(SIM_CUDA_LIB)
-TEST_TESTS += $(GPU_WINDOW_TEST)
-
-# bench_poll on the simulated CUDA driver, the same way (a CPU thread answers the pings there).
 GPU_POLL_TEST := $(GPU_DIR)/test_bench_poll
-$(GPU_POLL_TEST): tests/gpu/test_bench_poll.sh $(BUILD)/tests/tools/tools_lib.sh
+$(GPU_BENCH_SIM_TEST): BENCH_PROG := $(GPU_IMPLS_BENCH)
+$(GPU_WINDOW_TEST): BENCH_PROG := $(GPU_WINDOW)
+$(GPU_POLL_TEST): BENCH_PROG := $(GPU_POLL)
+GPU_BENCH_TESTS := $(GPU_BENCH_SIM_TEST) $(GPU_WINDOW_TEST) $(GPU_POLL_TEST)
+$(GPU_BENCH_TESTS): $(GPU_DIR)/%: tests/gpu/%.sh $(BUILD)/tests/tools/tools_lib.sh
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@LIB@|$(abspath $(BUILD)/tests/tools/tools_lib.sh)|' \
-		-e 's|@BENCH@|$(abspath $(GPU_POLL))|' $< >$@ && chmod +x $@
-test-build: $(GPU_POLL_TEST) $(GPU_POLL) $(SIM_CUDA_LIB)
-TEST_TESTS += $(GPU_POLL_TEST)
+		-e 's|@BENCH@|$(abspath $(BENCH_PROG))|' $< >$@ && chmod +x $@
+test-build: $(GPU_BENCH_TESTS) $(GPU_IMPLS_BENCH) $(GPU_WINDOW) $(GPU_POLL) $(SIM_CUDA_LIB)
+TEST_TESTS += $(GPU_BENCH_TESTS)
 
 # bench/count-instructions.sh on the simulated CUDA driver, the same way.
 GPU_COUNT_TEST := $(GPU_DIR)/test_count_instructions

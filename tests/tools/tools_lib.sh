@@ -41,59 +41,56 @@ x86_only() {
 	test_exit
 }
 
+# expect_exit NAME RC REGEX COMMAND...: the command exits RC and prints (stdout or stderr) a
+# line matching the extended regular expression REGEX; one result NAME.
+expect_exit() {
+	local name=$1 want=$2 re=$3 out=$tmp/expect_exit.out rc
+	shift 3
+	"$@" >"$out" 2>&1
+	rc=$?
+	if [ "$rc" = "$want" ] && grep -qE -- "$re" "$out"; then
+		result pass "$name"
+	else
+		result fail "$name" "exit $rc, expected $want and a line /$re/: $(tail -n 1 "$out")"
+	fi
+}
+
 # check_refuses PREFIX PROG ARGS...: each ARGS (one string, split at spaces) makes PROG print its
 # usage and exit 2, before it looks for a CUDA driver; one result PREFIX_ARGS each.
 check_refuses() {
-	local prefix=$1 prog=$2 bad rc
+	local prefix=$1 prog=$2 bad
 	shift 2
 	for bad in "$@"; do
 		# shellcheck disable=SC2086
-		env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES "$prog" $bad >"$tmp/usage" 2>&1
-		rc=$?
-		if [ "$rc" = 2 ] && grep -q '^usage: ' "$tmp/usage"; then
-			result pass "${prefix}_${bad// /_}"
-		else
-			result fail "${prefix}_${bad// /_}" "exit $rc, expected 2 and usage: $(tail -n 1 "$tmp/usage")"
-		fi
+		expect_exit "${prefix}_${bad// /_}" 2 '^usage: ' \
+			env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES "$prog" $bad
 	done
 }
 
 # check_no_driver NAME COMMAND...: with no CUDA driver to load (LD_LIBRARY_PATH unset), the
 # command skips (77) saying "no usable CUDA driver"; a skip of NAME where there is a driver.
 check_no_driver() {
-	local name=$1 rc
+	local name=$1
 	shift
 	if [ -e /dev/nvidiactl ]; then
 		result skip "$name" "this machine has an NVIDIA driver"
 		return
 	fi
-	env -u LD_LIBRARY_PATH "$@" >"$tmp/nodrv" 2>&1
-	rc=$?
-	if [ "$rc" = 77 ] && grep -q '^no usable CUDA driver' "$tmp/nodrv"; then
-		result pass "$name"
-	else
-		result fail "$name" "exit $rc, expected 77: $(tail -n 1 "$tmp/nodrv")"
-	fi
+	expect_exit "$name" 77 '^no usable CUDA driver' env -u LD_LIBRARY_PATH "$@"
 }
 
 # check_no_mapping NAME COMMAND...: after sim_env, with the gdrdrv backend forced where there is
 # no gdrdrv, the command cannot map its GPU memory: it exits 1 saying which step failed and
 # pointing at gdrcopy_info (tests/gpu/bench_bar.c); a skip of NAME where gdrdrv is loaded.
 check_no_mapping() {
-	local name=$1 rc
+	local name=$1
 	shift
 	if [ -e /dev/gdrdrv ]; then
 		result skip "$name" "this machine has /dev/gdrdrv"
 		return
 	fi
-	GDRCOPY_BACKEND=gdrdrv "$@" >"$tmp/nomap" 2>&1
-	rc=$?
-	if [ "$rc" = 1 ] &&
-		grep -qE '^gdr_[a-z_0-9]+ failed for [0-9]+ bytes of GPU memory: gdrcopy_info' "$tmp/nomap"; then
-		result pass "$name"
-	else
-		result fail "$name" "exit $rc, expected 1 and the failed step: $(tail -n 1 "$tmp/nomap")"
-	fi
+	expect_exit "$name" 1 '^gdr_[a-z_0-9]+ failed for [0-9]+ bytes of GPU memory: gdrcopy_info' \
+		env GDRCOPY_BACKEND=gdrdrv "$@"
 }
 
 # check NAME LOG REGEX [COUNT]: LOG has at least COUNT (default 1) lines matching REGEX.
