@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "inflight.h"
@@ -14,11 +15,12 @@ __thread struct gdr_inflight *gdr_inflight_self __attribute__((tls_model("initia
 _Atomic int gdr_inflight_fence = 1;
 
 /*
- * Protects the registry list and every record's in_use and next. Taken by a thread's first copy,
- * by thread exit, by waiters (who hold it while they wait) and by fork; nothing is taken inside it.
+ * Every record ever made, newest first. Records are claimed and given back with
+ * compare-and-swap on in_use and pushed with compare-and-swap on the head; none is ever freed
+ * or unlinked, so a walk from the head needs no lock. No lock at all: a signal handler's copy can
+ * interrupt a thread anywhere here, including its own first copy or a gdr_unmap's wait.
  */
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gdr_inflight *registry;
+static _Atomic(struct gdr_inflight *) registry;
 static pthread_key_t exit_key;
 static bool exit_key_made;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -37,14 +39,25 @@ static bool membarrier_register(void)
 	       membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
 }
 
-/* A thread that copied is exiting: its record goes back for reuse (its seq is even). */
+static struct gdr_inflight *registry_first(void)
+{
+	return atomic_load_explicit(&registry, memory_order_acquire);
+}
+
+/*
+ * A thread that copied is exiting: its record goes back for reuse, out of any copy (one left by
+ * longjmp would otherwise hold up every unmap, and the record's next owner too), and the thread
+ * forgets it, should another exit handler copy (it then takes a record again).
+ */
 static void thread_exit(void *record)
 {
 	struct gdr_inflight *r = record;
+	unsigned long s = atomic_load_explicit(&r->seq, memory_order_relaxed);
 
-	pthread_mutex_lock(&registry_lock);
-	r->in_use = false;
-	pthread_mutex_unlock(&registry_lock);
+	atomic_store_explicit(&r->seq, s + (s & 1), memory_order_release);
+	if (gdr_inflight_self == r)
+		gdr_inflight_self = NULL;
+	atomic_store_explicit(&r->in_use, false, memory_order_release);
 }
 
 static void key_create(void)
@@ -52,30 +65,73 @@ static void key_create(void)
 	exit_key_made = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
+/* A record no live thread owns, now this thread's; or a new one; NULL when out of memory. */
+static struct gdr_inflight *claim_record(void)
+{
+	struct gdr_inflight *r;
+
+	for (r = registry_first(); r; r = r->next) {
+		bool free_record = false;
+
+		if (atomic_compare_exchange_strong(&r->in_use, &free_record, true))
+			return r;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	atomic_init(&r->in_use, true);
+	r->next = registry_first();
+	while (!atomic_compare_exchange_weak_explicit(&registry, &r->next, r, memory_order_release,
+						      memory_order_acquire))
+		;
+	return r;
+}
+
 struct gdr_inflight *gdr_inflight_register(void)
 {
 	struct gdr_inflight *r;
 
 	pthread_once(&key_once, key_create);
-	pthread_mutex_lock(&registry_lock);
-	for (r = registry; r && r->in_use; r = r->next)
-		;
+	r = claim_record();
 	if (!r) {
-		r = calloc(1, sizeof(*r));
-		if (!r) {
-			pthread_mutex_unlock(&registry_lock);
-			gdr_err("gdr_copy: out of memory for this thread's first copy");
-			return NULL;
-		}
-		r->next = registry;
-		registry = r;
+		gdr_err("gdr_copy: out of memory for this thread's first copy");
+		return NULL;
 	}
-	r->in_use = true;
-	pthread_mutex_unlock(&registry_lock);
+	/*
+	 * A waiter that looked at the registry before this claim has unpublished its mapping
+	 * already: the fence pairs with its own (gdr_inflight_wait), so this thread's lookups see
+	 * the unpublishing, or the waiter sees this record.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
 	if (exit_key_made)
 		pthread_setspecific(exit_key, r);
 	gdr_inflight_self = r;
 	return r;
+}
+
+static double now_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Wait for r's copy, begun as s, to leave; say so once if it takes more than a second. */
+static void wait_for_copy(struct gdr_inflight *r, unsigned long s)
+{
+	double start = now_seconds();
+	bool warned = false;
+
+	while (atomic_load_explicit(&r->seq, memory_order_acquire) == s) {
+		sched_yield();
+		if (!warned && now_seconds() - start > 1.0) {
+			gdr_warn("gdr_unmap: a copy on another thread through this mapping has not "
+				 "finished after 1 s; still waiting (a copy left by longjmp, out of "
+				 "a signal handler, never finishes)");
+			warned = true;
+		}
+	}
 }
 
 void gdr_inflight_wait(void)
@@ -83,64 +139,47 @@ void gdr_inflight_wait(void)
 	struct gdr_inflight *self = gdr_inflight_self, *r;
 	bool others = false;
 
-	pthread_mutex_lock(&registry_lock);
-	for (r = registry; r && !others; r = r->next)
-		others = r != self && r->in_use;
-	/*
-	 * No other thread has ever copied, or its first copy will register after this: it takes
-	 * the lock after we drop it, so it sees the mapping already unpublished.
-	 */
+	/* Pairs with gdr_inflight_register's: see there. */
+	atomic_thread_fence(memory_order_seq_cst);
+	for (r = registry_first(); r && !others; r = r->next)
+		others = r != self && atomic_load_explicit(&r->in_use, memory_order_acquire);
+	/* No other thread has a record; one that takes one now finds the mapping unpublished. */
 	if (!others)
-		goto out_unlock;
+		return;
 	if (atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed) ||
 	    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED))
 		atomic_thread_fence(memory_order_seq_cst);
-	for (r = registry; r; r = r->next) {
+	for (r = registry_first(); r; r = r->next) {
 		unsigned long s;
 
-		if (r == self || !r->in_use)
+		if (r == self || !atomic_load_explicit(&r->in_use, memory_order_acquire))
 			continue;
 		s = atomic_load_explicit(&r->seq, memory_order_acquire);
-		if (!(s & 1))
-			continue;
-		while (atomic_load_explicit(&r->seq, memory_order_acquire) == s)
-			sched_yield();
+		if (s & 1)
+			wait_for_copy(r, s);
 	}
-out_unlock:
-	pthread_mutex_unlock(&registry_lock);
-}
-
-static void fork_prepare(void)
-{
-	pthread_mutex_lock(&registry_lock);
-}
-
-static void fork_parent(void)
-{
-	pthread_mutex_unlock(&registry_lock);
 }
 
 /* Only this thread exists in the child: the other records are free, whatever state they were in. */
 static void fork_child(void)
 {
-	for (struct gdr_inflight *r = registry; r; r = r->next) {
+	for (struct gdr_inflight *r = registry_first(); r; r = r->next) {
 		unsigned long s = atomic_load_explicit(&r->seq, memory_order_relaxed);
 
 		if (r == gdr_inflight_self)
 			continue;
-		r->in_use = false;
 		atomic_store_explicit(&r->seq, s + (s & 1), memory_order_relaxed);
+		atomic_store_explicit(&r->in_use, false, memory_order_relaxed);
 	}
 	/* The registration is the mm's; the child's is new, so register it again. */
 	if (!atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed) &&
 	    !membarrier_register())
 		atomic_store_explicit(&gdr_inflight_fence, 1, memory_order_relaxed);
-	pthread_mutex_unlock(&registry_lock);
 }
 
 static void inflight_init(void)
 {
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	pthread_atfork(NULL, NULL, fork_child);
 	if (membarrier_register())
 		atomic_store_explicit(&gdr_inflight_fence, 0, memory_order_relaxed);
 	else

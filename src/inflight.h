@@ -24,8 +24,8 @@
 
 struct gdr_inflight {
 	_Atomic unsigned long seq;	/* odd while its thread is inside a copy; written by it only */
-	struct gdr_inflight *next;	/* in the registry; records are reused, never freed */
-	bool in_use;			/* a live thread owns it; under the registry's lock */
+	struct gdr_inflight *next;	/* in the registry; set before it is published, then fixed */
+	_Atomic bool in_use;		/* a live thread owns it: claimed by compare-and-swap */
 };
 
 extern __thread struct gdr_inflight *gdr_inflight_self __attribute__((tls_model("initial-exec")));
@@ -34,7 +34,10 @@ extern _Atomic int gdr_inflight_fence;
 /* Decide how readers are ordered (membarrier or fences); once per process. gdr_open calls it. */
 void gdr_inflight_init(void);
 
-/* This thread's record, made at its first copy; NULL when out of memory. */
+/*
+ * This thread's record, made at its first copy; NULL when out of memory. Takes no lock, so that a
+ * signal handler's copy may interrupt it, or a gdr_unmap waiting on other threads' copies.
+ */
 struct gdr_inflight *gdr_inflight_register(void);
 
 /* The announcement before the table lookup: a fence only where membarrier cannot supply it. */
@@ -113,7 +116,10 @@ static inline __attribute__((always_inline)) void gdr_inflight_leave_outer(void)
 /*
  * Wait until every other thread's copy that was under way when this was called has left. The
  * caller has already unpublished the mapping (gdr_handle_publish_mapping), so later copies cannot
- * find it. May sleep; takes only the registry's lock.
+ * find it. May sleep; takes no lock, so the waiting thread's signal handlers may copy. A copy
+ * left by longjmp (out of a signal handler that interrupted it) never leaves: like any function
+ * that is not async-signal-safe, a copy must not be jumped out of. The wait then says so, once
+ * a second, and goes on waiting.
  */
 void gdr_inflight_wait(void);
 

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copies and gdr_unmap when signals interrupt them (src/inflight.h):
+ * - a signal handler that copies, on a thread that has never copied, while that thread waits in
+ *   gdr_unmap for another thread's copy: the handler's copy completes and so does the unmap (the
+ *   registry once held a lock across the wait that the handler's first copy took again);
+ * - a copy left by siglongjmp, on a thread that then exits: the thread that takes its record next
+ *   copies as usual, and later unmaps do not wait for the copy that was left.
+ *
+ * A copy is held open on purpose: its host buffer is a PROT_NONE page, and the SIGSEGV handler of
+ * the copying thread waits on a pipe, then makes the page readable and returns (the copy goes
+ * on), or jumps out of the copy.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_gpu.h"
+#include "gdrapi.h"
+#include "harness.h"
+
+#define BUF 65536
+
+static gdr_t g;
+static long page;
+static uint8_t *held_page;		/* the held copy's host buffer */
+static int release_pipe[2];		/* a byte in it lets the held copy go on */
+static _Atomic int in_held_copy;
+static _Atomic bool jump_out;		/* the SIGSEGV handler leaves the copy by siglongjmp */
+static __thread sigjmp_buf copy_jump;
+
+struct pinned {
+	void *gpu;
+	gdr_mh_t mh;
+	uint8_t *va;
+};
+
+static void on_segv(int sig, siginfo_t *info, void *uc)
+{
+	char c;
+
+	(void)sig, (void)uc;
+	if ((uint8_t *)info->si_addr < held_page || (uint8_t *)info->si_addr >= held_page + page)
+		abort();
+	atomic_store(&in_held_copy, 1);
+	if (atomic_load(&jump_out))
+		siglongjmp(copy_jump, 1);
+	while (read(release_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	mprotect(held_page, page, PROT_READ | PROT_WRITE);
+}
+
+static int pin_map(struct pinned *p)
+{
+	p->gpu = fake_gpu_alloc(BUF);
+	if (!p->gpu || gdr_pin_buffer(g, (unsigned long)p->gpu, BUF, 0, 0, &p->mh))
+		return -1;
+	return gdr_map(g, p->mh, (void **)&p->va, BUF) ? -1 : 0;
+}
+
+static void unpin_free(struct pinned *p)
+{
+	gdr_unpin_buffer(g, p->mh);
+	fake_gpu_free(p->gpu);
+}
+
+/* Wait until *flag is set, for up to seconds; whether it was. */
+static bool wait_flag(_Atomic int *flag, double seconds)
+{
+	for (int i = 0; i < seconds * 1000 && !atomic_load(flag); i++)
+		usleep(1000);
+	return atomic_load(flag);
+}
+
+/* ---- A handler's copy while its thread waits in gdr_unmap ---- */
+
+static struct pinned held, other;
+static _Atomic int handler_copied, unmap_done;
+static int unmap_ret = -1;
+
+static void *held_copier(void *arg)
+{
+	(void)arg;
+	/* Every byte is copied once the handler lets the copy go on. */
+	return (void *)(intptr_t)gdr_copy_to_mapping(held.mh, held.va, held_page, 64);
+}
+
+static void on_usr1(int sig)
+{
+	uint8_t b[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	(void)sig;
+	if (gdr_copy_to_mapping(held.mh, held.va + 128, b, sizeof(b)) == 0)
+		atomic_store(&handler_copied, 1);
+}
+
+static void *unmapper(void *arg)
+{
+	(void)arg;
+	unmap_ret = gdr_unmap(g, other.mh, other.va, BUF);
+	atomic_store(&unmap_done, 1);
+	return NULL;
+}
+
+static int case_handler_copy_during_unmap_wait(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	pthread_t copier, waiter;
+	void *copy_ret;
+	char go = 1;
+
+	CHECK(!pin_map(&held) && !pin_map(&other), "pin and map two buffers");
+	mprotect(held_page, page, PROT_NONE);
+	atomic_store(&in_held_copy, 0);
+	atomic_store(&jump_out, false);
+	sigemptyset(&sa.sa_mask);
+	CHECK(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
+	CHECK(!pthread_create(&copier, NULL, held_copier, NULL), "start the copier");
+	CHECK(wait_flag(&in_held_copy, 5), "the copier is inside its copy");
+	CHECK(!pthread_create(&waiter, NULL, unmapper, NULL), "start the unmapper");
+	/* The unmapper, which has never copied, now waits for the held copy. */
+	usleep(200 * 1000);
+	CHECK(!atomic_load(&unmap_done), "gdr_unmap waits for a copy in flight");
+	pthread_kill(waiter, SIGUSR1);
+	if (!wait_flag(&handler_copied, 5)) {
+		/* Deadlocked: nothing can be unwound, so say so and end here. */
+		fprintf(stderr, "FAIL: a signal handler's first copy on a thread waiting in "
+			"gdr_unmap did not complete in 5 s\n");
+		_exit(TEST_FAIL);
+	}
+	CHECK(!atomic_load(&unmap_done), "gdr_unmap still waits for the held copy");
+	CHECK(write(release_pipe[1], &go, 1) == 1, "release the held copy");
+	pthread_join(copier, &copy_ret);
+	pthread_join(waiter, NULL);
+	EXPECT_ERR((int)(intptr_t)copy_ret, 0);
+	EXPECT_ERR(unmap_ret, 0);
+	EXPECT(held.va[128] == 1 && held.va[135] == 8);
+	EXPECT(!memcmp(held.va, held_page, 64));
+	EXPECT_ERR(gdr_unmap(g, held.mh, held.va, BUF), 0);
+	unpin_free(&held);
+	unpin_free(&other);
+	return 0;
+}
+
+/* ---- A copy left by siglongjmp, then the thread exits ---- */
+
+static void *jumping_copier(void *arg)
+{
+	struct pinned *p = arg;
+
+	if (sigsetjmp(copy_jump, 1) == 0)
+		gdr_copy_to_mapping(p->mh, p->va, held_page, 64);
+	return NULL;
+}
+
+static int case_copy_left_by_longjmp(void)
+{
+	const uint8_t bytes[8] = { 9, 8, 7, 6, 5, 4, 3, 2 };
+	struct pinned p;
+	pthread_t t, u;
+
+	CHECK(!pin_map(&p) && !pin_map(&other), "pin and map two buffers");
+	mprotect(held_page, page, PROT_NONE);
+	atomic_store(&in_held_copy, 0);
+	atomic_store(&jump_out, true);
+	CHECK(!pthread_create(&t, NULL, jumping_copier, &p), "start the copier");
+	pthread_join(t, NULL);
+	CHECK(atomic_load(&in_held_copy), "the copy faulted and was jumped out of");
+	/* This thread's first copy takes the record the exited thread gave back. */
+	EXPECT_ERR(gdr_copy_to_mapping(p.mh, p.va, bytes, sizeof(bytes)), 0);
+	EXPECT(!memcmp(p.va, bytes, sizeof(bytes)));
+	atomic_store(&unmap_done, 0);
+	CHECK(!pthread_create(&u, NULL, unmapper, NULL), "start the unmapper");
+	if (!wait_flag(&unmap_done, 5)) {
+		fprintf(stderr, "FAIL: gdr_unmap waits for the copy of a thread that left it by "
+			"longjmp and exited\n");
+		_exit(TEST_FAIL);
+	}
+	pthread_join(u, NULL);
+	EXPECT_ERR(unmap_ret, 0);
+	EXPECT_ERR(gdr_unmap(g, p.mh, p.va, BUF), 0);
+	unpin_free(&p);
+	unpin_free(&other);
+	return 0;
+}
+
+static const struct test_case cases[] = {
+	{ "handler_copy_during_unmap_wait", case_handler_copy_during_unmap_wait },
+	{ "copy_left_by_longjmp", case_copy_left_by_longjmp },
+	{ NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
+	int ret;
+
+	page = sysconf(_SC_PAGESIZE);
+	held_page = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	if (held_page == MAP_FAILED || pipe(release_pipe))
+		return TEST_FAIL;
+	for (long i = 0; i < page; i++)
+		held_page[i] = (uint8_t)(i * 13 + 5);
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, NULL))
+		return TEST_FAIL;
+	g = gdr_open();
+	if (!g) {
+		printf("gdr_open failed\n");
+		return TEST_FAIL;
+	}
+	ret = test_run(cases, argc, argv);
+	gdr_close(g);
+	return ret;
+}
