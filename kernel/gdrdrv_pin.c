@@ -95,6 +95,13 @@ static void gdrdrv_mr_end_put(struct gdrdrv_mr *mr)
 	module_put(THIS_MODULE);
 }
 
+/* The free callback freed an orphaned MR's table (counted off there): drop what it held. */
+static void gdrdrv_mr_end_orphan(struct gdrdrv_mr *mr)
+{
+	gdrdrv_mr_put(mr);
+	module_put(THIS_MODULE);
+}
+
 /*
  * Remove every CPU mapping of mr, VMAs stay. Caller holds mr->sem. Without a VMA there is none,
  * and mr may not even have its handle yet (the free callback can come while it is pinned).
@@ -222,7 +229,7 @@ static void gdrdrv_free_callback(void *data)
 {
 	struct nvidia_p2p_page_table *pt;
 	struct gdrdrv_mr *mr = data;
-	bool end_put;
+	bool end_put, end_orphan;
 	u64 va;
 
 	__module_get(THIS_MODULE);
@@ -235,11 +242,15 @@ static void gdrdrv_free_callback(void *data)
 		atomic64_dec(&gdrdrv_tables);
 	}
 	end_put = gdrdrv_mr_take_put_pending(mr);
+	end_orphan = mr->orphaned;
+	mr->orphaned = false;
 	va = mr->va;
 	up_write(&mr->sem);
 
 	if (end_put)
 		gdrdrv_mr_end_put(mr);
+	if (end_orphan)
+		gdrdrv_mr_end_orphan(mr);
 	gdrdrv_dbg("va 0x%llx: pages revoked\n", va);
 	module_put(THIS_MODULE);
 }
@@ -530,9 +541,40 @@ int gdrdrv_unpin(struct gdrdrv_file *fp, u64 handle)
 	return 0;
 }
 
+/*
+ * Release, by a process other than the pinning one, of a pin with a free callback. NVIDIA finds
+ * the pin of put_pages(0, 0, ...) by the calling process: from here it would find none, report
+ * success without releasing anything, and call gdrdrv_free_callback(mr) later, when the owner
+ * frees the memory or exits, with mr long freed. So the pages leave every CPU mapping now, and
+ * mr keeps its table, with orphaned holding mr and the module, until that callback frees it.
+ * A pin whose callback already ran has nothing left to wait for.
+ */
+static void gdrdrv_mr_orphan(struct gdrdrv_mr *mr)
+{
+	bool pending;
+
+	down_write(&mr->sem);
+	mr->unpinned = true;
+	/* The file is going, and with it every VMA: nothing can map the pages any more. */
+	gdrdrv_mr_zap(mr);
+	gdrdrv_mr_release_wc(mr);
+	pending = mr->page_table;
+	if (pending) {
+		kref_get(&mr->ref);
+		__module_get(THIS_MODULE);
+		mr->orphaned = true;
+	}
+	up_write(&mr->sem);
+	if (pending)
+		gdrdrv_dbg("va 0x%llx: released outside its process; the pages go when NVIDIA revokes them\n",
+			   mr->va);
+}
+
 /* At release: whoever closes the last reference, every pin of the file goes (GDRCopy #313). */
 void gdrdrv_unpin_all(struct gdrdrv_file *fp)
 {
+	bool owner = gdrdrv_caller_is_owner(fp);
+
 	for (;;) {
 		unsigned long index = 0;
 		struct gdrdrv_mr *mr;
@@ -546,7 +588,10 @@ void gdrdrv_unpin_all(struct gdrdrv_file *fp)
 		mutex_unlock(&fp->lock);
 		if (!mr)
 			break;
-		gdrdrv_mr_release_table(mr, gdrdrv_mr_detach(mr));
+		if (!owner && !mr->persistent)
+			gdrdrv_mr_orphan(mr);
+		else
+			gdrdrv_mr_release_table(mr, gdrdrv_mr_detach(mr));
 		gdrdrv_mr_put(mr);
 	}
 }

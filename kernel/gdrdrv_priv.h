@@ -91,10 +91,15 @@ struct gdrdrv_file {
 struct gdrdrv_mr {
 	/*
 	 * One reference for the table entry, one per VMA, one per lookup in flight, and one while
-	 * put_pending.
+	 * put_pending or orphaned.
 	 */
 	struct kref ref;
-	struct gdrdrv_file *file;	/* outlives the pages: release unpins before it frees */
+	/*
+	 * Outlives the pages: release unpins before it frees. A pin released outside its process
+	 * keeps its table after the file is gone (gdrdrv_mr_orphan), with no VMA, so nothing
+	 * reaches the file through it.
+	 */
+	struct gdrdrv_file *file;
 
 	/* Set when the MR is published, then immutable; read only through the table or a VMA. */
 	u64 handle;
@@ -115,7 +120,8 @@ struct gdrdrv_mr {
 	 * never held across an nvidia_p2p call, and file.lock is never taken under it.
 	 */
 	struct rw_semaphore sem;
-	struct nvidia_p2p_page_table *page_table;	/* NULL once unpinned or revoked */
+	/* NULL once unpinned or revoked; an orphaned MR's goes with the free callback. */
+	struct nvidia_p2p_page_table *page_table;
 	bool cb_flag;			/* NVIDIA's free callback revoked the pages */
 	bool unpinned;			/* out of the table; only VMAs still hold it */
 	/*
@@ -125,6 +131,11 @@ struct gdrdrv_mr {
 	 * module.
 	 */
 	bool put_pending;
+	/*
+	 * Non-persistent, released outside its process: the table stays for NVIDIA's free
+	 * callback to free (gdrdrv_mr_orphan). Holds a reference on the MR and one on the module.
+	 */
+	bool orphaned;
 	bool wc_reserved;		/* x86 PAT: WC recorded for the pages' physical ranges */
 	unsigned int nr_vmas;		/* VMAs of the one mapping (a split makes two) */
 	gdr_mr_type_t map_type;		/* of the mapping; GDR_MR_NONE when not mapped */

@@ -74,6 +74,23 @@ static int case_leakage_pin_pages_fork(void)
 	CHECK(write(go[1], "c", 1) == 1, "pipe");
 	CHECK(test_wait(pid) == 0, "the child failed");
 	CHECK_OK(counts(&after));
+	CHECK(after.foreign_puts == before.foreign_puts,
+	      "gdrdrv called put_pages %llu times from the child, which NVIDIA answers with "
+	      "success and releases nothing", (unsigned long long)(after.foreign_puts -
+								 before.foreign_puts));
+	if (!vm_persistent()) {
+		/*
+		 * Non-persistent pins of the parent's memory can be released in the parent only;
+		 * they go when it frees the memory (its free callbacks), as they would at its exit.
+		 */
+		CHECK(after.pins == held.pins && gdrdrv_refcount() == 4,
+		      "after the child's release: %s, nv_get_pages_refcount %lld; want the 4 pins "
+		      "waiting for their free callbacks", vm_counts_str(&after), gdrdrv_refcount());
+		CHECK_OK(vm_free(a.va));
+		CHECK_OK(counts(&after));
+		CHECK(after.callbacks == held.callbacks + 4, "%llu free callbacks at the free, not 4",
+		      (unsigned long long)(after.callbacks - held.callbacks));
+	}
 	CHECK(after.pins == before.pins, "%llu pins left after the last reference went",
 	      (unsigned long long)(after.pins - before.pins));
 	CHECK(gdrdrv_refcount() == 0, "nv_get_pages_refcount says %lld", gdrdrv_refcount());

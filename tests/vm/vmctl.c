@@ -27,10 +27,11 @@ static int counts(void)
 		return 1;
 	}
 	printf("sim_pins=%llu sim_persistent=%llu sim_allocations=%llu sim_backing=%llu "
-	       "sim_callbacks=%llu sim_misuses=%llu\n",
+	       "sim_callbacks=%llu sim_misuses=%llu sim_foreign_puts=%llu\n",
 	       (unsigned long long)c.pins, (unsigned long long)c.persistent_pins,
 	       (unsigned long long)c.allocations, (unsigned long long)c.backing_bytes,
-	       (unsigned long long)c.callbacks, (unsigned long long)c.misuses);
+	       (unsigned long long)c.callbacks, (unsigned long long)c.misuses,
+	       (unsigned long long)c.foreign_puts);
 	return 0;
 }
 

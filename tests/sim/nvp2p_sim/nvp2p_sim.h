@@ -89,6 +89,7 @@ struct sim_pin {
 	u64 va;
 	u64 length;
 	u64 p2p_token;			/* as given to get_pages, for put_pages to match */
+	struct gdrdrv_process owner;	/* the allocation's: put_pages with tokens 0 looks it up */
 	u32 va_space;
 	void (*free_callback)(void *data);
 	void *data;
@@ -115,7 +116,7 @@ struct sim_state {
 	int inject_error;		/* negative */
 	u32 inject_put_count;
 	int inject_put_error;		/* negative */
-	struct nvp2p_sim_counts counts;	/* pins, persistent_pins, allocations only */
+	struct nvp2p_sim_counts counts;	/* pins, persistent_pins, allocations, foreign_puts */
 	atomic64_t get_pages_calls;
 	atomic64_t put_pages_calls;
 	atomic64_t callbacks;

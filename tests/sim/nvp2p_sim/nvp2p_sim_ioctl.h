@@ -79,6 +79,12 @@ struct nvp2p_sim_counts {
 	__u64 put_pages_calls;	/* both kinds */
 	__u64 callbacks;	/* free callbacks fired */
 	__u64 misuses;		/* calls that broke the nvidia_p2p contract (logged as "misuse") */
+	/*
+	 * put_pages calls with tokens 0 from a process that does not own the pin's allocation:
+	 * NVIDIA looks the pin up by the calling process, finds none, reports success and
+	 * releases nothing (the pin, and its free callback, stay).
+	 */
+	__u64 foreign_puts;
 };
 
 /*

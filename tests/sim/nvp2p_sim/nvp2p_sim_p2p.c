@@ -189,6 +189,7 @@ static int sim_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 length,
 		goto out_unlock;
 	}
 	sim_pin_fill(pin, a, flags);
+	pin->owner = a->owner;
 	pin->state = SIM_PIN_ACTIVE;
 	list_add_tail(&pin->node, &sim.pins);
 	if (persistent)
@@ -284,6 +285,16 @@ int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space, u64 virtual_address,
 		mutex_unlock(&sim.lock);
 		wait_event(sim.revoke_wq, READ_ONCE(pin->state) == SIM_PIN_REVOKED);
 		sim_pin_put(pin);
+		return 0;
+	}
+	if (!p2p_token && !va_space && !gdrdrv_process_is_current(&pin->owner)) {
+		/*
+		 * RM looks the pin up by the calling process, finds none, and nv-p2p.c maps
+		 * NV_ERR_OBJECT_NOT_FOUND to success for a non-persistent table, as if its
+		 * callback had run: nothing is released, and the callback still comes.
+		 */
+		sim.counts.foreign_puts++;
+		mutex_unlock(&sim.lock);
 		return 0;
 	}
 	ret = sim_put_refused_locked();
