@@ -119,6 +119,7 @@ LIB_STATIC := $(LIB_DIR)/libgdrapi.a
 TOOLS_BIN := $(BUILD)/bin
 SIM_CUDA_DIR := $(BUILD)/sim/cuda
 SIM_CUDA_LIB := $(SIM_CUDA_DIR)/libcuda.so.1
+SIM_VK_HOSTILE_LIB := $(BUILD)/sim/vulkan-hostile/libvulkan.so.1
 HARNESS_OBJS := $(addprefix $(OBJ)/tests/harness/,harness.o process.o simgpu.o)
 # The CUDA driver for test programs: the library's loader and the tests' own entry points.
 TESTCUDA_OBJS := $(OBJ)/tests/harness/testcuda.o $(OBJ)/src/cuda.o $(OBJ)/src/log.o

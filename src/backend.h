@@ -131,6 +131,12 @@ void gdr_backend_forget_priv(struct gdr *g);
  */
 void gdr_backend_set_pin_range(const struct gdr *g, struct gdr_memh *mh, uint64_t addr,
 			       uint64_t size, uint64_t base, uint64_t len);
+/*
+ * Whether the allocation range a driver reported, [base, base + len), holds addr: false for a
+ * range that ends before addr or starts after it, which a broken driver may report and which
+ * would turn every offset computed from it into a wrapped one.
+ */
+bool gdr_backend_range_holds(uint64_t base, uint64_t len, uint64_t addr);
 /* The length to map or unmap for size bytes of a pin: whole host pages. */
 size_t gdr_backend_map_length(const struct gdr *g, size_t size);
 /*

@@ -80,6 +80,11 @@ void gdr_backend_set_pin_range(const struct gdr *g, struct gdr_memh *mh, uint64_
 	mh->page_size = start % GPU_PAGE_SIZE ? (uint32_t)hp : GPU_PAGE_SIZE;
 }
 
+bool gdr_backend_range_holds(uint64_t base, uint64_t len, uint64_t addr)
+{
+	return addr >= base && addr - base < len;
+}
+
 size_t gdr_backend_map_length(const struct gdr *g, size_t size)
 {
 	return align_up(size, g->host_page_size);

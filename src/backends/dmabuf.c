@@ -145,9 +145,11 @@ static void set_export_range(struct gdr *g, const struct gdr_cuda *cuda, struct 
 	CUresult res;
 
 	res = cuda->cuMemGetAddressRange(&base, &len, (CUdeviceptr)req->addr);
-	if (res != CUDA_SUCCESS) {
-		gdr_dbg("dmabuf: cuMemGetAddressRange(0x%lx) failed (%s); exporting host pages",
-			req->addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+	if (res != CUDA_SUCCESS || !gdr_backend_range_holds(base, len, req->addr)) {
+		gdr_dbg("dmabuf: cuMemGetAddressRange(0x%lx) %s (%s); exporting host pages",
+			req->addr, res != CUDA_SUCCESS ? "failed" : "gave a range without it",
+			res != CUDA_SUCCESS ? gdr_cuda_strerror(cuda, res, err, sizeof(err)) :
+			"a broken driver");
 		base = (CUdeviceptr)req->addr;
 		len = req->size;
 	}

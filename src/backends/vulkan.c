@@ -102,7 +102,7 @@ static int create_dedicated_buffer(struct vk_gpu *gpu, VkDeviceSize size, VkBuff
 		.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
 		.sharingMode = VK_SHARING_MODE_EXCLUSIVE,
 	};
-	VkMemoryRequirements req;
+	VkMemoryRequirements req = { 0 };
 	VkResult r = gpu->vkCreateBuffer(gpu->device, &info, NULL, buffer);
 
 	if (r != VK_SUCCESS) {
@@ -229,7 +229,7 @@ static CUresult mapping_range(const struct gdr_cuda *cuda, unsigned long addr, C
 	if (cuda->cuPointerGetAttribute(&b, CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, addr) ==
 	    CUDA_SUCCESS &&
 	    cuda->cuPointerGetAttribute(&n, CU_POINTER_ATTRIBUTE_MAPPING_SIZE, addr) ==
-	    CUDA_SUCCESS && b && n && addr >= b && addr - b < n) {
+	    CUDA_SUCCESS && b && n && gdr_backend_range_holds(b, n, addr)) {
 		*base = b;
 		*size = n;
 		return CUDA_SUCCESS;
@@ -241,8 +241,9 @@ static CUresult mapping_range(const struct gdr_cuda *cuda, unsigned long addr, C
  * The CUDA side of a pin, with a context current: the allocation's range, our reference on it,
  * and an fd for it. 0 with *fd and pin->handle set, or an errno (logged, nothing held).
  */
-static int export_allocation(const struct gdr_cuda *cuda, const struct gdr_pin_request *req,
-			     CUdeviceptr *base, struct vk_pin *pin, int *fd)
+static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
+			     const struct gdr_pin_request *req, CUdeviceptr *base,
+			     struct vk_pin *pin, int *fd)
 {
 	CUmemAllocationProp prop;
 	size_t range_size = 0;
@@ -254,6 +255,17 @@ static int export_allocation(const struct gdr_cuda *cuda, const struct gdr_pin_r
 		gdr_err("vulkan: pin 0x%lx: not inside a CUDA allocation (cuMemGetAddressRange: %s)",
 			req->addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)));
 		return EINVAL;
+	}
+	/*
+	 * Imported whole, and mapped from host-page offsets into it: a range that does not hold
+	 * addr, or is not in whole host pages (CUDA's granularity is larger), is a broken driver's.
+	 */
+	if (!gdr_backend_range_holds(*base, range_size, req->addr) ||
+	    ((*base | range_size) & (g->host_page_size - 1))) {
+		gdr_err("vulkan: pin 0x%lx: CUDA reported its allocation as 0x%llx+%zu, which does "
+			"not hold it in whole host pages: the CUDA driver is not answering sanely",
+			req->addr, (unsigned long long)*base, range_size);
+		return EIO;
 	}
 	if (req->size > range_size - (req->addr - *base)) {
 		gdr_err("vulkan: pin 0x%lx+%zu: runs past the end of its allocation (0x%llx+%zu)",
@@ -289,6 +301,13 @@ static int export_allocation(const struct gdr_cuda *cuda, const struct gdr_pin_r
 			vk_vmm_hint);
 		goto err_release;
 	}
+	if (*fd < 0) {
+		gdr_err("vulkan: pin 0x%lx: cuMemExportToShareableHandle succeeded but gave no file "
+			"descriptor (%d)", req->addr, *fd);
+		goto err_release;
+	}
+	/* Out of exec'd children (another thread's fork + exec) even before the import. */
+	fcntl(*fd, F_SETFD, FD_CLOEXEC);
 	pin->alloc_size = range_size;
 	return 0;
 
@@ -347,7 +366,7 @@ static int vulkan_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		ret = gdr_cuda_errno(res);
 		goto err_free;
 	}
-	ret = export_allocation(cuda, req, &base, pin, &fd);
+	ret = export_allocation(g, cuda, req, &base, pin, &fd);
 	if (ret)
 		goto err_leave;
 	ret = import_fd(gpu, fd, pin);

@@ -113,16 +113,18 @@ static int load_instance(struct vk_state *s, void *lib, struct gdr_why *why)
 static void device_extensions(struct vk_state *s, struct vk_gpu *gpu, bool *has_fd)
 {
 	VkExtensionProperties *props;
-	uint32_t n = 0;
+	uint32_t n = 0, cap;
 
 	*has_fd = false;
 	if (s->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL, &n, NULL) != VK_SUCCESS)
 		return;
-	props = calloc(n ? n : 1, sizeof(*props));
+	cap = n;
+	props = calloc(cap ? cap : 1, sizeof(*props));
 	if (!props)
 		return;
 	if (s->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL, &n, props) >= 0) {
-		for (uint32_t i = 0; i < n; i++) {
+		/* A driver that reports more than it was given room for is not believed. */
+		for (uint32_t i = 0; i < n && i < cap; i++) {
 			const char *e = props[i].extensionName;
 
 			*has_fd |= !strcmp(e, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
@@ -147,12 +149,17 @@ static bool pick_memory_type(struct vk_state *s, struct vk_gpu *gpu)
 	VkDeviceSize best_size = 0;
 	bool best_cached = true, found = false;
 
+	memset(&mp, 0, sizeof(mp));
 	s->vkGetPhysicalDeviceMemoryProperties(gpu->physical, &mp);
-	for (uint32_t i = 0; i < mp.memoryTypeCount; i++) {
+	/* Counts and heap indices past the spec's limits (a broken driver) name nothing. */
+	for (uint32_t i = 0; i < mp.memoryTypeCount && i < VK_MAX_MEMORY_TYPES; i++) {
 		const VkMemoryType *t = &mp.memoryTypes[i];
-		const VkMemoryHeap *h = &mp.memoryHeaps[t->heapIndex];
+		const VkMemoryHeap *h;
 		bool cached = t->propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
 
+		if (t->heapIndex >= mp.memoryHeapCount || t->heapIndex >= VK_MAX_MEMORY_HEAPS)
+			continue;
+		h = &mp.memoryHeaps[t->heapIndex];
 		if ((t->propertyFlags & want) != want || !(h->flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT))
 			continue;
 		if (found && (h->size < best_size || (h->size == best_size && cached >= best_cached)))
@@ -268,7 +275,7 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 {
 	const struct gdr_cuda *cuda = s->cuda;
 	VkPhysicalDevice *pds = NULL;
-	uint32_t npd = 0;
+	uint32_t npd = 0, cap;
 	char err[128];
 	CUresult res;
 
@@ -288,14 +295,15 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 			    "(nvidia_icd.json), or check VK_DRIVER_FILES");
 		return ENODEV;
 	}
-	pds = calloc(npd, sizeof(*pds));
+	cap = npd;
+	pds = calloc(cap, sizeof(*pds));
 	if (!pds) {
 		gdr_why_set(why, "out of memory");
 		return ENOMEM;
 	}
 	if (s->vkEnumeratePhysicalDevices(s->instance, &npd, pds) < 0)
 		npd = 0;
-	match_gpus(s, pds, npd);
+	match_gpus(s, pds, npd < cap ? npd : cap);
 	free(pds);
 	for (int d = 0; d < s->gpu_count; d++)
 		if (s->gpus[d].usable)
@@ -377,7 +385,8 @@ int vk_probe(struct gdr_why *why)
 static void vk_state_free(struct vk_state *s)
 {
 	free(s->gpus);
-	if (s->instance)
+	/* A loader without vkDestroyInstance failed the build: the instance is left to exit. */
+	if (s->instance && s->vkDestroyInstance)
 		s->vkDestroyInstance(s->instance, NULL);
 	free(s);
 }

@@ -6,6 +6,7 @@
  * libcuda, so the library's own dlopen decides what it gets.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -107,6 +108,24 @@ static int sim_vmm_alloc(CUdeviceptr *ptr)
 	    SIM_FN(cuMemAddressReserve)(ptr, 2 << 20, 0, 0, 0) ||
 	    SIM_FN(cuMemMap)(*ptr, 2 << 20, 0, h, 0) ||
 	    SIM_FN(cuMemSetAccess)(*ptr, 2 << 20, &access, 1)) {
+		printf("simulated CUDA set-up failed\n");
+		return 1;
+	}
+	return 0;
+}
+
+typedef CUresult (*PFN_cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+typedef CUresult (*PFN_cuCtxSetCurrent)(CUcontext);
+typedef CUresult (*PFN_cuMemAlloc_v2)(CUdeviceptr *, size_t);
+
+/* 2 MiB of cuMemAlloc memory from the simulator, in device 0's primary context; 0 on success. */
+static int sim_cumemalloc(CUdeviceptr *ptr)
+{
+	void *sim = dlopen("libcuda.so.1", RTLD_NOW);
+	CUcontext ctx;
+
+	if (!sim || SIM_FN(cuInit)(0) || SIM_FN(cuDevicePrimaryCtxRetain)(&ctx, 0) ||
+	    SIM_FN(cuCtxSetCurrent)(ctx) || SIM_FN(cuMemAlloc_v2)(ptr, 2 << 20)) {
 		printf("simulated CUDA set-up failed\n");
 		return 1;
 	}
@@ -295,10 +314,51 @@ static int child_import_refused(void)
 	return gdr_close(g) ? 1 : 0;
 }
 
+/*
+ * Pin 64 KiB of a VMM allocation (cuMemAlloc memory with GDRCOPY_TEST_PIN_CUMEMALLOC=1): the
+ * pin must return GDRCOPY_TEST_WANT_PIN (an errno, default 0), and a pin that succeeds must map
+ * and carry a write and a read back.
+ */
+static int child_pin_copy(void)
+{
+	const char *want_env = getenv("GDRCOPY_TEST_WANT_PIN");
+	bool cumemalloc = getenv("GDRCOPY_TEST_PIN_CUMEMALLOC") != NULL;
+	int want = want_env ? atoi(want_env) : 0, ret;
+	uint8_t out[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, in[8] = { 0 };
+	CUdeviceptr ptr;
+	gdr_mh_t mh;
+	void *va;
+	gdr_t g;
+
+	if (cumemalloc ? sim_cumemalloc(&ptr) : sim_vmm_alloc(&ptr))
+		return 1;
+	g = gdr_open();
+	if (!g) {
+		printf("gdr_open failed\n");
+		return 1;
+	}
+	ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
+	if (ret != want) {
+		printf("pin = %d, want %d\n", ret, want);
+		return 1;
+	}
+	if (!ret) {
+		if (gdr_map(g, mh, &va, 65536) || gdr_copy_to_mapping(mh, va, out, 8) ||
+		    gdr_copy_from_mapping(mh, in, va, 8) || memcmp(in, out, 8) ||
+		    memcmp((void *)ptr, out, 8) || gdr_unmap(g, mh, va, 65536) ||
+		    gdr_unpin_buffer(g, mh)) {
+			printf("map, copies or unpin failed\n");
+			return 1;
+		}
+	}
+	return gdr_close(g) ? 1 : 0;
+}
+
 static const struct {
 	const char *name;
 	int (*run)(void);
 } children[] = {
+	{ "pin_copy", child_pin_copy },
 	{ "open_fails", child_open_fails },
 	{ "open_vulkan", child_open_vulkan },
 	{ "open_forced", child_open_forced },
@@ -530,7 +590,98 @@ static int case_import_refused(void)
 	return 0;
 }
 
+/*
+ * A CUDA driver whose allocation range does not hold the address (GDRCOPY_SIM_CUDA_BAD_RANGE):
+ * the vulkan backend refuses the pin (it imported the allocation and mapped at offsets from that
+ * range, wrapped: past the allocation's end); dmabuf exports the pin's host pages instead.
+ */
+static int case_bad_address_range(void)
+{
+	static const char *const vulkan[] = { "GDRCOPY_SIM_CUDA_BAD_RANGE=1",
+					      "GDRCOPY_BACKEND=vulkan",
+					      "GDRCOPY_TEST_WANT_PIN=5", NULL };
+	static const char *const dmabuf[] = { "GDRCOPY_SIM_CUDA_BAD_RANGE=1",
+					      "GDRCOPY_BACKEND=dmabuf", "GDRCOPY_LOG_LEVEL=1",
+					      "GDRCOPY_SIM_CUDA_VERSION=13030",
+					      "GDRCOPY_SIM_CUDA_ATTR=124=1",
+					      "GDRCOPY_TEST_PIN_CUMEMALLOC=1", NULL };
+
+	return expect("pin_copy", true, vulkan, "which does not hold it in whole host pages") ||
+	       expect("pin_copy", true, dmabuf, "gave a range without it");
+}
+
+/* The real Vulkan loader's path, for the hostile one to hand calls to; NULL if none. */
+static const char *real_vulkan_loader(void)
+{
+	static char path[PATH_MAX];
+	void *lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	struct link_map *lm = NULL;
+
+	if (!lib || dlinfo(lib, RTLD_DI_LINKMAP, &lm) || !lm || !lm->l_name[0])
+		return NULL;
+	snprintf(path, sizeof(path), "%s", lm->l_name);
+	return path;
+}
+
+/*
+ * A Vulkan driver that answers out of the spec's bounds (tests/sim/vulkan_hostile): the backend
+ * neither crashes nor reads past what it was given; it declines the device, or the open, with a
+ * reason, where the answer leaves nothing usable, and otherwise works.
+ */
+static int hostile_vulkan(const char *mode, const char *extra_env, const char *child,
+			  const char *log)
+{
+	static char ld_path[3 * PATH_MAX], loader[PATH_MAX + 32], hostile[64];
+	const char *const env[] = { ld_path, loader, hostile, "GDRCOPY_BACKEND=vulkan", extra_env,
+				    NULL };
+	const char *real = real_vulkan_loader();
+
+	if (!real)
+		return test_skip("no Vulkan loader (libvulkan.so.1) to wrap");
+	snprintf(ld_path, sizeof(ld_path), "LD_LIBRARY_PATH=%s/../vulkan-hostile:%s", sim_dir,
+		 sim_dir);
+	snprintf(loader, sizeof(loader), "GDRCOPY_TEST_VK_LOADER=%s", real);
+	snprintf(hostile, sizeof(hostile), "GDRCOPY_TEST_VK_HOSTILE=%s", mode);
+	return expect(child, true, env, log);
+}
+
+static int case_hostile_vulkan_heap_index(void)
+{
+	return hostile_vulkan("heap_index", NULL, "open_fails",
+			      "has no DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory type");
+}
+
+static int case_hostile_vulkan_type_count(void)
+{
+	return hostile_vulkan("type_count", NULL, "pin_copy", NULL);
+}
+
+static int case_hostile_vulkan_no_destroy(void)
+{
+	return hostile_vulkan("no_destroy", NULL, "open_fails",
+			      "the Vulkan loader lacks Vulkan 1.1 entry points");
+}
+
+static int case_hostile_vulkan_extension_count(void)
+{
+	return hostile_vulkan("extension_count", NULL, "pin_copy", NULL);
+}
+
+/* With no device that matches, the search walks every device the driver said it wrote. */
+static int case_hostile_vulkan_device_count(void)
+{
+	return hostile_vulkan("device_count", NULL, "pin_copy", NULL) ||
+	       hostile_vulkan("device_count", "GDRCOPY_SIM_CUDA_UUID=00112233445566778899aabbccddeeff",
+			      "open_fails", "no Vulkan device matches CUDA device 0");
+}
+
 static const struct test_case cases[] = {
+	{ "bad_address_range", case_bad_address_range },
+	{ "hostile_vulkan_heap_index", case_hostile_vulkan_heap_index },
+	{ "hostile_vulkan_type_count", case_hostile_vulkan_type_count },
+	{ "hostile_vulkan_no_destroy", case_hostile_vulkan_no_destroy },
+	{ "hostile_vulkan_extension_count", case_hostile_vulkan_extension_count },
+	{ "hostile_vulkan_device_count", case_hostile_vulkan_device_count },
 	{ "no_libcuda", case_no_libcuda },
 	{ "default_picks_vulkan", case_default_picks_vulkan },
 	{ "old_driver", case_old_driver },

@@ -24,7 +24,7 @@ $(VK_TESTS): $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(HARNESS_OBJS) $(CUDA
 
 # Not linked with libcuda: it runs itself with the environment each case needs.
 $(VK_SETUP_TEST): $(OBJ)/tests/unit/test_vulkan_setup.o $(HARNESS_OBJS) $(LIB_SHARED) \
-		$(SIM_CUDA_LIB)
+		$(SIM_CUDA_LIB) $(SIM_VK_HOSTILE_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) \

@@ -44,6 +44,7 @@ struct sim_config {
 	char hidden[512];		/* GDRCOPY_SIM_CUDA_HIDE: ",name,name," */
 	char attr_overrides[512];	/* GDRCOPY_SIM_CUDA_ATTR: "attr=value,..." */
 	char nvp2p_path[256];		/* GDRCOPY_SIM_CUDA_NVP2P: "" in the default mode */
+	bool bad_range;			/* GDRCOPY_SIM_CUDA_BAD_RANGE: a broken driver's ranges */
 };
 
 enum sim_phys_kind {

@@ -160,5 +160,8 @@ CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdevic
 			*psize = m->size;
 	}
 	pthread_mutex_unlock(&sim_lock);
+	/* A broken driver: the range reported starts one granule past the one dptr is in. */
+	if (!res && pbase && sim_config()->bad_range)
+		*pbase += SIM_GRANULARITY;
 	return res;
 }

@@ -119,9 +119,13 @@ static CUresult attribute(const struct pointer_info *pi, CUpointer_attribute att
 		put_ptr(data, 0);
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+		if (sim_config()->bad_range)
+			return CUDA_ERROR_INVALID_VALUE;	/* as a driver without it */
 		put_size(data, m->size);
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+		if (sim_config()->bad_range)
+			return CUDA_ERROR_INVALID_VALUE;
 		put_ptr(data, m->va);
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvulkan.so.1 for tests (never installed): a Vulkan loader that hands every call to the real
+ * one (GDRCOPY_TEST_VK_LOADER, a path) and, towards libgdrapi only, answers as a broken driver
+ * would, as GDRCOPY_TEST_VK_HOSTILE says:
+ *
+ *   heap_index       every memory type names a heap far past the table
+ *   type_count       memoryTypeCount 0xffffffff (the spec's limit is 32)
+ *   no_destroy       no vkDestroyInstance (a NULL entry point after vkCreateInstance succeeded)
+ *   extension_count  vkEnumerateDeviceExtensionProperties reports 64 more than it wrote
+ *   device_count     vkEnumeratePhysicalDevices reports 64 more than it wrote
+ *
+ * The simulated CUDA driver loads Vulkan too (for lavapipe-backed memory) and gets the real
+ * answers: the hostile ones go to callers in libgdrapi, told by their return address.
+ */
+#define VK_NO_PROTOTYPES
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vulkan/vulkan.h>
+
+#define OVERCOUNT 64
+
+static PFN_vkGetInstanceProcAddr real_gipa;
+static PFN_vkGetPhysicalDeviceMemoryProperties real_memory_properties;
+static PFN_vkEnumerateDeviceExtensionProperties real_device_extensions;
+static PFN_vkEnumeratePhysicalDevices real_physical_devices;
+
+static bool hostile(const char *mode)
+{
+	const char *m = getenv("GDRCOPY_TEST_VK_HOSTILE");
+
+	return m && !strcmp(m, mode);
+}
+
+static bool called_from_library(const void *return_address)
+{
+	Dl_info info;
+
+	return dladdr(return_address, &info) && info.dli_fname &&
+	       strstr(info.dli_fname, "libgdrapi");
+}
+
+static PFN_vkGetInstanceProcAddr real_loader(void)
+{
+	const char *path = getenv("GDRCOPY_TEST_VK_LOADER");
+	void *lib;
+
+	if (real_gipa)
+		return real_gipa;
+	lib = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+	if (!lib) {
+		fprintf(stderr, "vulkan_hostile: cannot load the real loader GDRCOPY_TEST_VK_LOADER=%s\n",
+			path ? path : "(unset)");
+		return NULL;
+	}
+	real_gipa = (PFN_vkGetInstanceProcAddr)dlsym(lib, "vkGetInstanceProcAddr");
+	return real_gipa;
+}
+
+static void VKAPI_CALL memory_properties(VkPhysicalDevice pd,
+					 VkPhysicalDeviceMemoryProperties *mp)
+{
+	real_memory_properties(pd, mp);
+	if (hostile("heap_index"))
+		for (uint32_t i = 0; i < mp->memoryTypeCount && i < VK_MAX_MEMORY_TYPES; i++)
+			mp->memoryTypes[i].heapIndex = 0x40000000u;
+	if (hostile("type_count"))
+		mp->memoryTypeCount = 0xffffffffu;
+}
+
+static VkResult VKAPI_CALL device_extensions(VkPhysicalDevice pd, const char *layer, uint32_t *n,
+					     VkExtensionProperties *props)
+{
+	VkResult r = real_device_extensions(pd, layer, n, props);
+
+	if (props && r >= 0)
+		*n += OVERCOUNT;
+	return r;
+}
+
+static VkResult VKAPI_CALL physical_devices(VkInstance instance, uint32_t *n,
+					    VkPhysicalDevice *pds)
+{
+	VkResult r = real_physical_devices(instance, n, pds);
+
+	if (pds && r >= 0)
+		*n += OVERCOUNT;
+	return r;
+}
+
+/* Swap in a hostile wrapper for the entry point name, where the mode asks for one. */
+static PFN_vkVoidFunction hostile_entry(VkInstance instance, const char *name)
+{
+	PFN_vkGetInstanceProcAddr gipa = real_gipa;
+
+	if (!strcmp(name, "vkDestroyInstance") && hostile("no_destroy"))
+		return NULL;
+	if (!strcmp(name, "vkGetPhysicalDeviceMemoryProperties") &&
+	    (hostile("heap_index") || hostile("type_count"))) {
+		real_memory_properties =
+			(PFN_vkGetPhysicalDeviceMemoryProperties)gipa(instance, name);
+		return real_memory_properties ? (PFN_vkVoidFunction)memory_properties : NULL;
+	}
+	if (!strcmp(name, "vkEnumerateDeviceExtensionProperties") && hostile("extension_count")) {
+		real_device_extensions =
+			(PFN_vkEnumerateDeviceExtensionProperties)gipa(instance, name);
+		return real_device_extensions ? (PFN_vkVoidFunction)device_extensions : NULL;
+	}
+	if (!strcmp(name, "vkEnumeratePhysicalDevices") && hostile("device_count")) {
+		real_physical_devices = (PFN_vkEnumeratePhysicalDevices)gipa(instance, name);
+		return real_physical_devices ? (PFN_vkVoidFunction)physical_devices : NULL;
+	}
+	return gipa(instance, name);
+}
+
+__attribute__((visibility("default"))) PFN_vkVoidFunction VKAPI_CALL
+vkGetInstanceProcAddr(VkInstance instance, const char *name)
+{
+	if (!real_loader())
+		return NULL;
+	if (called_from_library(__builtin_return_address(0)))
+		return hostile_entry(instance, name);
+	return real_gipa(instance, name);
+}
