@@ -48,7 +48,11 @@ static int gdrdrv_check_pin(const struct gdrdrv_pin_args *a)
 	return 0;
 }
 
-/* Pin, then hand the handle out; if that fails the caller could never unpin, so undo the pin. */
+/*
+ * Pin, then hand the handle out; if that fails the caller could never unpin, so undo the pin.
+ * An output that cannot be written (read-only memory) is refused before the pin: an undone pin
+ * would have used up its mmap offsets, which are never reused.
+ */
 static int gdrdrv_pin_and_return(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args,
 				 gdr_hnd_t __user *uhandle)
 {
@@ -58,6 +62,8 @@ static int gdrdrv_pin_and_return(struct gdrdrv_file *fp, const struct gdrdrv_pin
 	ret = gdrdrv_check_pin(args);
 	if (ret)
 		return ret;
+	if (put_user(0, uhandle))
+		return -EFAULT;
 	ret = gdrdrv_pin(fp, args, &handle);
 	if (ret)
 		return ret;

@@ -396,6 +396,12 @@ GDR_PUBLIC int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size)
 		ret = EINVAL;
 		goto out_unlock;
 	}
+	/* GDRCopy's munmap(va, 0) fails and leaves the mapping: so does a size of 0 here. */
+	if (!size) {
+		gdr_err("gdr_unmap: size 0; pass the size given to gdr_map (%zu)", mh->map_size);
+		ret = EINVAL;
+		goto out_unlock;
+	}
 	/*
 	 * GDRCopy munmaps whatever va it is given; DPDK passes the device pointer here. Unmapping
 	 * the mapping the handle owns serves such callers and can never unmap foreign memory.

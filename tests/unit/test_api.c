@@ -245,8 +245,13 @@ static int case_pin_map_copy(void)
 	EXPECT_ERR(gdr_copy_to_mapping(mh, map + gpu_size - 8, host, 8), 0);
 	EXPECT(!memcmp(gpu + gpu_size - 8, host, 8));
 
-	/* Unmap rules. */
+	/* Unmap rules. A size of 0 is refused and leaves the mapping, as GDRCopy's munmap does. */
 	EXPECT_ERR(gdr_unmap(NULL, mh, map, gpu_size), EINVAL);
+	EXPECT_ERR(gdr_unmap(g, mh, map, 0), EINVAL);
+	EXPECT_ERR(gdr_unmap(g, mh, NULL, 0), EINVAL);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map, host, 8), 0);
+	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
+	EXPECT(info.mapped);
 	EXPECT_ERR(gdr_unmap(g, mh, map, gpu_size), 0);
 	EXPECT_ERR(gdr_unmap(g, mh, map, gpu_size), EINVAL);
 	EXPECT_ERR(gdr_copy_to_mapping(mh, map, host, 8), EINVAL);

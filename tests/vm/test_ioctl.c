@@ -213,6 +213,7 @@ static int case_raw_ioctls(void)
 static int case_failed_pin_keeps_offsets(void)
 {
 	const uint64_t huge = 0x7fffffffffff0000ULL;
+	struct gdrdrv_pin_buffer_v2_params *ro;
 	struct nvp2p_sim_alloc a;
 	uint64_t h;
 	gdr_mh_t mh;
@@ -230,6 +231,13 @@ static int case_failed_pin_keeps_offsets(void)
 
 	for (i = 0; i < 3; i++)
 		CHECK_ERR(vm_raw_pin(fd, 0x10000, huge, 0, &h), EINVAL);
+	/* Parameters in read-only memory: the handle cannot be written back, so no pin is made. */
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(ro != MAP_FAILED, "mmap");
+	*ro = (struct gdrdrv_pin_buffer_v2_params){ .addr = a.va, .size = GPU_PAGE };
+	CHECK(mprotect(ro, 4096, PROT_READ) == 0, "mprotect");
+	CHECK_ERR(vm_ioctl(fd, GDRDRV_IOC_PIN_BUFFER_V2, ro), EFAULT);
+	munmap(ro, 4096);
 	CHECK_OK(vm_inject(1, ENOMEM));
 	CHECK_ERR(vm_raw_pin(fd, a.va, GPU_PAGE, 0, &h), ENOMEM);
 	CHECK_OK(vm_raw_pin(fd, a.va, GPU_PAGE, 0, &h));
