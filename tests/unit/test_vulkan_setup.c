@@ -132,6 +132,19 @@ static int sim_cumemalloc(CUdeviceptr *ptr)
 	return 0;
 }
 
+/* 2 MiB of simulated GPU memory (VMM, or cuMemAlloc's), then a gdr_t; NULL, said, on failure. */
+static gdr_t alloc_and_open(CUdeviceptr *ptr, bool cumemalloc)
+{
+	gdr_t g;
+
+	if (cumemalloc ? sim_cumemalloc(ptr) : sim_vmm_alloc(ptr))
+		return NULL;
+	g = gdr_open();
+	if (!g)
+		printf("gdr_open failed\n");
+	return g;
+}
+
 /*
  * The process's Vulkan state outlives every gdr_t: after the last gdr_close libcuda is still
  * loaded, and later gdr_opens and pins find the instance and the VkDevice already made (the
@@ -276,13 +289,9 @@ static int child_import_refused(void)
 	gdr_t g;
 	int fds, ret, canary;
 
-	if (sim_vmm_alloc(&ptr))
+	g = alloc_and_open(&ptr, false);
+	if (!g)
 		return 1;
-	g = gdr_open();
-	if (!g) {
-		printf("gdr_open failed\n");
-		return 1;
-	}
 	/*
 	 * The process's first pin creates the Vulkan device, which keeps its descriptors for the
 	 * process's life (lavapipe's number varies): count from after it.
@@ -330,13 +339,9 @@ static int child_pin_copy(void)
 	void *va;
 	gdr_t g;
 
-	if (cumemalloc ? sim_cumemalloc(&ptr) : sim_vmm_alloc(&ptr))
+	g = alloc_and_open(&ptr, cumemalloc);
+	if (!g)
 		return 1;
-	g = gdr_open();
-	if (!g) {
-		printf("gdr_open failed\n");
-		return 1;
-	}
 	ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
 	if (ret != want) {
 		printf("pin = %d, want %d\n", ret, want);
