@@ -214,6 +214,8 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGSEGV, &sa, NULL))
 		return TEST_FAIL;
+	/* The test backend, even where a real one would be picked (tests/unit/fake_registry.c). */
+	setenv("GDRCOPY_BACKEND", "test", 1);
 	g = gdr_open();
 	if (!g) {
 		printf("gdr_open failed\n");
