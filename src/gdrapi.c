@@ -153,6 +153,8 @@ GDR_PUBLIC int gdr_close(gdr_t g)
 				first_err = ret;
 			TAILQ_REMOVE(&g->memhs, mh, link);
 			gdr_handle_unregister(mh);
+			/* What the driver kept stays with it; the library's own memory goes. */
+			g->ops.forget_pin(g, mh);
 			free(mh);
 		}
 	}

@@ -157,17 +157,17 @@ static int fake_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_req
 	return 0;
 }
 
-/* Pins whose unpin was made to fail, kept so that a test can release them at the end. */
-static struct fake_pin *stuck[64];
+/*
+ * The descriptors of pins whose unpin was made to fail: what the "driver" still holds, until a
+ * test releases it at the end. The pin's own block is the library's, freed by the library.
+ */
+static int stuck[64];
 static int nstuck;
 
 void fake_backend_release_stuck(void)
 {
 	while (nstuck > 0) {
-		struct fake_pin *pin = stuck[--nstuck];
-
-		close(pin->fd);
-		free(pin);
+		close(stuck[--nstuck]);
 		__atomic_sub_fetch(&fake_backend_pins, 1, __ATOMIC_RELAXED);
 	}
 }
@@ -175,20 +175,18 @@ void fake_backend_release_stuck(void)
 static int fake_unpin(struct gdr *g, struct gdr_memh *mh)
 {
 	struct fake_pin *pin = mh->backend_priv;
+	int i;
 
 	(void)g;
+	for (i = 0; i < nstuck && stuck[i] != pin->fd; i++)
+		;
 	if (fake_backend_fail_unpin) {
-		int i;
-
-		for (i = 0; i < nstuck && stuck[i] != pin; i++)
-			;
 		if (i == nstuck && nstuck < 64)
-			stuck[nstuck++] = pin;
+			stuck[nstuck++] = pin->fd;
 		return fake_backend_fail_unpin;
 	}
-	for (int i = 0; i < nstuck; i++)
-		if (stuck[i] == pin)
-			stuck[i] = stuck[--nstuck];
+	if (i < nstuck)
+		stuck[i] = stuck[--nstuck];
 	close(pin->fd);
 	free(pin);
 	mh->backend_priv = NULL;
