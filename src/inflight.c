@@ -126,9 +126,9 @@ static void wait_for_copy(struct gdr_inflight *r, unsigned long s)
 	while (atomic_load_explicit(&r->seq, memory_order_acquire) == s) {
 		sched_yield();
 		if (!warned && now_seconds() - start > 1.0) {
-			gdr_warn("gdr_unmap: a copy on another thread through this mapping has not "
-				 "finished after 1 s; still waiting (a copy left by longjmp, out of "
-				 "a signal handler, never finishes)");
+			gdr_warn("unmapping: a copy under way on another thread has not finished "
+				 "after 1 s; still waiting (a copy left by longjmp, out of a signal "
+				 "handler, never finishes)");
 			warned = true;
 		}
 	}
