@@ -3,7 +3,8 @@
  * Copies and gdr_unmap when signals interrupt them (src/inflight.h):
  * - a signal handler that copies, on a thread that has never copied, while that thread waits in
  *   gdr_unmap for another thread's copy: the handler's copy completes and so does the unmap (the
- *   registry once held a lock across the wait that the handler's first copy took again);
+ *   registry once held a lock across the wait that the handler's first copy took again), and a
+ *   wait of more than a second says so;
  * - a copy left by siglongjmp, on a thread that then exits: the thread that takes its record next
  *   copies as usual, and later unmaps do not wait for the copy that was left.
  *
@@ -115,6 +116,7 @@ static int case_handler_copy_during_unmap_wait(void)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	pthread_t copier, waiter;
+	const char *log;
 	void *copy_ret;
 	char go = 1;
 
@@ -138,9 +140,15 @@ static int case_handler_copy_during_unmap_wait(void)
 		_exit(TEST_FAIL);
 	}
 	CHECK(!atomic_load(&unmap_done), "gdr_unmap still waits for the held copy");
+	/* Held past a second, the wait says why it may never end. */
+	test_capture_begin();
+	usleep(1500 * 1000);
 	CHECK(write(release_pipe[1], &go, 1) == 1, "release the held copy");
 	pthread_join(copier, &copy_ret);
 	pthread_join(waiter, NULL);
+	log = test_capture_end();
+	EXPECT(strstr(log, "has not finished after 1 s") != NULL, "no slow-wait warning in: %s",
+	       log);
 	EXPECT_ERR((int)(intptr_t)copy_ret, 0);
 	EXPECT_ERR(unmap_ret, 0);
 	EXPECT(held.va[128] == 1 && held.va[135] == 8);
@@ -216,6 +224,8 @@ int main(int argc, char **argv)
 		return TEST_FAIL;
 	/* The test backend, even where a real one would be picked (tests/unit/fake_registry.c). */
 	setenv("GDRCOPY_BACKEND", "test", 1);
+	setenv("GDRCOPY_ENABLE_LOGGING", "1", 1);
+	setenv("GDRCOPY_LOG_LEVEL", "3", 1);	/* warnings: the slow wait's */
 	g = gdr_open();
 	if (!g) {
 		printf("gdr_open failed\n");
