@@ -558,7 +558,7 @@ static void gdrdrv_mr_orphan(struct gdrdrv_mr *mr)
 	/* The file is going, and with it every VMA: nothing can map the pages any more. */
 	gdrdrv_mr_zap(mr);
 	gdrdrv_mr_release_wc(mr);
-	pending = mr->page_table;
+	pending = mr->page_table != NULL;
 	if (pending) {
 		kref_get(&mr->ref);
 		__module_get(THIS_MODULE);
