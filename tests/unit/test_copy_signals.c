@@ -142,7 +142,7 @@ static int case_handler_copy_during_unmap_wait(void)
 	CHECK(!atomic_load(&unmap_done), "gdr_unmap still waits for the held copy");
 	/* Held past a second, the wait says why it may never end. */
 	test_capture_begin();
-	usleep(1500 * 1000);
+	usleep(2500 * 1000);
 	CHECK(write(release_pipe[1], &go, 1) == 1, "release the held copy");
 	pthread_join(copier, &copy_ret);
 	pthread_join(waiter, NULL);
