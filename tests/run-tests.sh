@@ -4,7 +4,8 @@
 # to "$GDR_TEST_RESULTS" ("pass NAME", "fail NAME reason", "skip NAME reason"); those lines are
 # counted instead of its exit status, and a crash of the suite itself counts as one failure.
 # Ends with "N passed, N failed, N skipped" on a line of its own; exits 1 if anything failed.
-#   TEST_TIMEOUT  seconds per test (default 300)
+#   TEST_TIMEOUT  seconds per test (default 300); a test that needs longer says so in a file
+#                 beside it, TEST.timeout (its seconds), which raises its own limit only
 #   TEST_VERBOSE  1: print every test's output
 set -u
 timeout_s=${TEST_TIMEOUT:-300}
@@ -32,7 +33,12 @@ for test in "$@"; do
 		count fail "$name" "not built (no executable $test)"
 		continue
 	fi
-	GDR_TEST_RESULTS="$results" timeout -k 10 "$timeout_s" "$test" >"$log" 2>&1 </dev/null
+	limit=$timeout_s
+	if [ -r "$test.timeout" ]; then
+		own=$(cat "$test.timeout")
+		[ "$own" -gt "$limit" ] 2>/dev/null && limit=$own
+	fi
+	GDR_TEST_RESULTS="$results" timeout -k 10 "$limit" "$test" >"$log" 2>&1 </dev/null
 	rc=$?
 	[ "${TEST_VERBOSE:-0}" = 1 ] && sed 's/^/      | /' "$log"
 	last=$(grep -v '^[[:space:]]*$' "$log" | tail -n 1)
@@ -52,7 +58,7 @@ for test in "$@"; do
 	case "$rc" in
 	0) count pass "$name" ;;
 	77) count skip "$name" "${last:-no reason given}" ;;
-	124|137) count fail "$name" "timed out after ${timeout_s}s"
+	124|137) count fail "$name" "timed out after ${limit}s"
 		tail -n 20 "$log" | sed 's/^/      | /' ;;
 	*) count fail "$name" "exit $rc"
 		tail -n 20 "$log" | sed 's/^/      | /' ;;

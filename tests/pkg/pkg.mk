@@ -3,10 +3,13 @@
 # removal, make rpm and the RPMs' file lists.
 PKG_TEST := $(BUILD)/tests/pkg/test_packages
 
+# Two package builds that each run tier 1 (make test), lintian and a DKMS build: about five
+# minutes on a 2-core machine, past the runner's default limit, so it asks for fifteen.
 $(PKG_TEST): tests/pkg/test_packages.sh
 	@mkdir -p $(dir $@)
 	$(Q)printf '#!/bin/sh\nexec %s %s %s %s\n' $(abspath $<) $(CURDIR) $(abspath $(BUILD)) \
 		$(abspath $(CUDA)) >$@ && chmod +x $@
+	$(Q)echo 900 >$@.timeout
 
 check-build: $(PKG_TEST)
 CHECK_TESTS += $(PKG_TEST)
