@@ -263,8 +263,9 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 	if (!gdr_backend_range_holds(*base, range_size, req->addr) ||
 	    ((*base | range_size) & (g->host_page_size - 1))) {
 		gdr_err("vulkan: pin 0x%lx: CUDA reported its allocation as 0x%llx+%zu, which does "
-			"not hold it in whole host pages: the CUDA driver is not answering sanely",
-			req->addr, (unsigned long long)*base, range_size);
+			"not hold it in whole host pages: the CUDA driver is not answering sanely; "
+			"reinstall or update the NVIDIA driver, or use another backend "
+			"(GDRCOPY_BACKEND=gdrdrv)", req->addr, (unsigned long long)*base, range_size);
 		return EIO;
 	}
 	if (req->size > range_size - (req->addr - *base)) {
@@ -303,7 +304,8 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 	}
 	if (*fd < 0) {
 		gdr_err("vulkan: pin 0x%lx: cuMemExportToShareableHandle succeeded but gave no file "
-			"descriptor (%d)", req->addr, *fd);
+			"descriptor (%d): the CUDA driver is not answering sanely; reinstall or update "
+			"the NVIDIA driver", req->addr, *fd);
 		goto err_release;
 	}
 	/* Out of exec'd children (another thread's fork + exec) even before the import. */

@@ -6,10 +6,10 @@
  * libcuda, so the library's own dlopen decides what it gets.
  */
 #include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <link.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -604,7 +604,7 @@ static int case_bad_address_range(void)
 {
 	static const char *const vulkan[] = { "GDRCOPY_SIM_CUDA_BAD_RANGE=1",
 					      "GDRCOPY_BACKEND=vulkan",
-					      "GDRCOPY_TEST_WANT_PIN=5", NULL };
+					      "GDRCOPY_TEST_WANT_PIN=5" /* EIO */, NULL };
 	static const char *const dmabuf[] = { "GDRCOPY_SIM_CUDA_BAD_RANGE=1",
 					      "GDRCOPY_BACKEND=dmabuf", "GDRCOPY_LOG_LEVEL=1",
 					      "GDRCOPY_SIM_CUDA_VERSION=13030",
@@ -622,10 +622,15 @@ static const char *real_vulkan_loader(void)
 	void *lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
 	struct link_map *lm = NULL;
 
-	if (!lib || dlinfo(lib, RTLD_DI_LINKMAP, &lm) || !lm || !lm->l_name[0])
+	bool found;
+
+	if (!lib)
 		return NULL;
-	snprintf(path, sizeof(path), "%s", lm->l_name);
-	return path;
+	found = !dlinfo(lib, RTLD_DI_LINKMAP, &lm) && lm && lm->l_name[0];
+	if (found)
+		snprintf(path, sizeof(path), "%s", lm->l_name);
+	dlclose(lib);
+	return found ? path : NULL;
 }
 
 /*
