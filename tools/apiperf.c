@@ -36,7 +36,9 @@ static void cycle(gdr_t g, const struct gpu_buf *b, size_t size, int map_flags,
 	r = gdr_map_v2(g, mh, &va, size, map_flags);
 	t1 = tool_now_us();
 	if (r)
-		tool_die("gdr_map_v2 of %zu bytes failed: %s", size, strerror(r));
+		tool_die("gdr_map_v2 of %zu bytes with -M %s failed: %s%s (-M default lets the "
+			 "backend choose; gdrcopy_info names the backend)", size,
+			 tool_map_flag_name(map_flags), strerror(r), tool_library_reason());
 	t[OP_MAP] = t1 - t0;
 	t0 = tool_now_us();
 	r = gdr_get_info(g, mh, &info);

@@ -160,6 +160,23 @@ void tool_map_gpu(struct tool_mapping *m, gdr_t g, const struct tool_cuda *cu, s
 void tool_unmap_gpu(struct tool_mapping *m, int quiet);
 
 /*
+ * Why the library's calls in this thread failed since the last call of this (gdr_ext_take_errors,
+ * on one line), as ": REASON", or "" when it did not say or has no such call (NVIDIA's library).
+ */
+const char *tool_library_reason(void);
+
+/*
+ * The data check around a timed copy of size bytes between host and offset of m's buffer (to_gpu:
+ * gdr_copy_to_mapping), so that no figure is of a copy that moved the wrong bytes. begin makes
+ * the destination differ from the source (the GPU's bytes, or the host's, set to 0xA5); end reads
+ * the GPU's bytes with cuMemcpyDtoH, not through the library, and dies unless they equal host's.
+ */
+void tool_copy_check_begin(const struct tool_mapping *m, size_t offset, void *host, size_t size,
+			   int to_gpu);
+void tool_copy_check_end(const struct tool_mapping *m, size_t offset, const void *host,
+			 size_t size, int to_gpu);
+
+/*
  * The store fence a write through a write-combined mapping needs to leave the CPU, with no
  * library code around it: the raw baselines' (copylat, pplat -r).
  */
@@ -269,6 +286,8 @@ struct tool_common {
 	"  -a FN     GPU allocator: cuMemAlloc or cuMemCreate (default: cuMemCreate under the " \
 	"vulkan backend, else cuMemAlloc)\n"
 #define TOOL_MAP_USAGE "  -M TYPE   mapping type: default, wc, cache, device\n"
+/* The -M name of a gdr_map_flags_t value ("wc"), or "unknown". */
+const char *tool_map_flag_name(int flags);
 #define TOOL_SWEEP_USAGE \
 	"            --impl all runs every copy routine this CPU has, one process each\n"
 

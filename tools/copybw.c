@@ -42,15 +42,20 @@ static void report(const char *test, const char *dir, size_t size, size_t offset
 		printf("%s BW: %gMB/s\n", !strcmp(test, "write") ? "write" : "read", mbps);
 }
 
+/* host holds the pattern; each test is checked after it is timed (tool_copy_check_end). */
 static void run_size(struct tool_mapping *m, void *host, size_t size, const struct bw_opts *o)
 {
 	double mbps;
 
 	tool_say("writing test, size=%zu offset=%zu num_iters=%zu\n", size, o->offset, o->writes);
+	tool_copy_check_begin(m, o->offset, host, size, 1);
 	mbps = bandwidth(m, host, size, o->offset, o->writes, 1);
+	tool_copy_check_end(m, o->offset, host, size, 1);
 	report("write", "to", size, o->offset, o->writes, mbps);
 	tool_say("reading test, size=%zu offset=%zu num_iters=%zu\n", size, o->offset, o->reads);
+	tool_copy_check_begin(m, o->offset, host, size, 0);
 	mbps = bandwidth(m, host, size, o->offset, o->reads, 0);
+	tool_copy_check_end(m, o->offset, host, size, 0);
 	report("read", "from", size, o->offset, o->reads, mbps);
 }
 

@@ -123,6 +123,7 @@ struct table {
 	size_t iters;
 	double *median;		/* out: one per size, for the ratio column */
 	const double *ref;	/* cuMemcpy medians to compare with, or NULL */
+	int check;		/* a library copy: its data is checked at every size */
 };
 
 static void print_header(int ratio)
@@ -155,7 +156,11 @@ static void run_table(struct lat_ctx *c, struct table *t, size_t max_size)
 
 	print_header(t->ref != NULL);
 	for (size_t size = 1; size <= max_size; size <<= 1, i++) {
+		if (t->check)
+			tool_copy_check_begin(c->m, 0, c->host, size, !strcmp(t->dir, "to"));
 		measure(c, t->fn, size, t->iters, &st);
+		if (t->check)
+			tool_copy_check_end(c->m, 0, c->host, size, !strcmp(t->dir, "to"));
 		if (t->median)
 			t->median[i] = st.median;
 		if (tool_sweep_fd >= 0)
@@ -200,8 +205,8 @@ static void run_tables(struct lat_ctx *c, size_t size, size_t writes, size_t rea
 		printf("test,size,median_us,min_us,cumemcpy_over_gdrcopy\n");
 
 	if (do_cumemcpy && tool_sweep_fd < 0) {
-		struct table th = { "cuMemcpy_H2D", "to", op_htod, writes, NULL, NULL };
-		struct table td = { "cuMemcpy_D2H", "from", op_dtoh, reads, NULL, NULL };
+		struct table th = { "cuMemcpy_H2D", "to", op_htod, writes, NULL, NULL, 0 };
+		struct table td = { "cuMemcpy_D2H", "from", op_dtoh, reads, NULL, NULL, 0 };
 
 		h2d = calloc(nsizes, sizeof(*h2d));
 		d2h = calloc(nsizes, sizeof(*d2h));
@@ -218,9 +223,10 @@ static void run_tables(struct lat_ctx *c, size_t size, size_t writes, size_t rea
 		run_baseline(c, writes, reads);
 
 	{
-		struct table tt = { "gdr_copy_to_mapping", "to", op_to_mapping, writes, NULL, h2d };
+		struct table tt = { "gdr_copy_to_mapping", "to", op_to_mapping, writes, NULL, h2d,
+				    1 };
 		struct table tf = { "gdr_copy_from_mapping", "from", op_from_mapping, reads, NULL,
-				    d2h };
+				    d2h, 1 };
 
 		tool_say("gdr_copy_to_mapping num iters for each size: %zu\n", writes);
 		tool_say("WARNING: Measuring the API invocation overhead as observed by the CPU. "

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* gdrcopy for the tools: open and close, what the library says about itself, a mapped buffer. */
+/*
+ * gdrcopy for the tools: open and close, what the library says about itself, a mapped buffer,
+ * the check of the data a timed copy moved.
+ */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +111,27 @@ const char *tool_mapping_name(gdr_mapping_type_t type)
 	return s;
 }
 
+const char *tool_library_reason(void)
+{
+	static __thread char reason[GDR_EXT_ERRORS_MAX + 2];
+	/* Looked up, not linked: NVIDIA's libgdrapi, which the tools also run on, has no such call. */
+	size_t (*take)(char *, size_t) = (size_t (*)(char *, size_t))dlsym(RTLD_DEFAULT,
+									    "gdr_ext_take_errors");
+	size_t n;
+
+	if (!take)
+		return "";
+	reason[0] = ':';
+	reason[1] = ' ';
+	n = take(reason + 2, sizeof(reason) - 2);
+	while (n && reason[n + 1] == '\n')
+		reason[1 + n--] = '\0';
+	for (size_t i = 2; i < n + 2; i++)
+		if (reason[i] == '\n')
+			reason[i] = ' ';
+	return n ? reason : "";
+}
+
 void tool_map_gpu(struct tool_mapping *m, gdr_t g, const struct tool_cuda *cu, size_t size,
 		  enum tool_alloc_kind kind, int map_flags, int quiet)
 {
@@ -122,13 +147,16 @@ void tool_map_gpu(struct tool_mapping *m, gdr_t g, const struct tool_cuda *cu, s
 	tool_say("gpu alloc fn: %s\n", tool_alloc_name(kind));
 	gpu_alloc_or_die(&m->buf, rounded, kind, cu->dev);
 	tool_say("device ptr: 0x%llx\n", (unsigned long long)m->buf.ptr);
+	tool_library_reason();	/* forget what earlier calls left */
 	r = gdr_pin_buffer(g, m->buf.ptr, rounded, 0, 0, &m->mh);
 	if (r)
 		tool_die("gdr_pin_buffer of %zu bytes of %s memory failed: %s%s", rounded,
 			 tool_alloc_name(kind), strerror(r), tool_pin_hint(g, kind));
 	r = gdr_map_v2(g, m->mh, &m->map, rounded, map_flags);
 	if (r)
-		tool_die("gdr_map_v2 failed: %s", strerror(r));
+		tool_die("gdr_map_v2 with -M %s failed: %s%s (-M default lets the backend choose; "
+			 "gdrcopy_info names the backend)", tool_map_flag_name(map_flags),
+			 strerror(r), tool_library_reason());
 	tool_say("map_d_ptr: %p\n", m->map);
 	r = gdr_get_info(g, m->mh, &m->info);
 	if (r)
@@ -186,4 +214,39 @@ void tool_report_impl(gdr_t g, const char *forced)
 		 tool_impl_name(from));
 	if (forced && strcmp(tool_impl_name(to), forced) && strcmp(tool_impl_name(from), forced))
 		tool_warn("the library did not use --impl %s in either direction", forced);
+}
+
+/* The copy a check is of, for its message. */
+static const char *copy_name(int to_gpu)
+{
+	return to_gpu ? "gdr_copy_to_mapping" : "gdr_copy_from_mapping";
+}
+
+void tool_copy_check_begin(const struct tool_mapping *m, size_t offset, void *host, size_t size,
+			   int to_gpu)
+{
+	if (to_gpu) {
+		CU_CHECK(cuMemsetD8(m->buf.ptr + offset, 0xA5, size));
+		CU_CHECK(cuCtxSynchronize());
+	} else {
+		memset(host, 0xA5, size);
+	}
+}
+
+void tool_copy_check_end(const struct tool_mapping *m, size_t offset, const void *host,
+			 size_t size, int to_gpu)
+{
+	void *gpu = malloc(size);
+	size_t bad;
+
+	if (!gpu)
+		tool_die("cannot allocate %zu bytes to check the copies", size);
+	CU_CHECK(cuMemcpyDtoH(gpu, m->buf.ptr + offset, size));
+	bad = tool_compare(gpu, host, size);
+	free(gpu);
+	if (bad)
+		tool_die("%s of %zu bytes at offset %zu moved the wrong data: %zu words differ "
+			 "between the GPU (read with cuMemcpyDtoH) and the host; its timing means "
+			 "nothing (try another routine with --impl, and report it)", copy_name(to_gpu),
+			 size, offset, bad);
 }

@@ -57,17 +57,23 @@ static const char *gdrdrv_flavor(char *buf, size_t len)
 	return flavor;
 }
 
-/* In a child: open with backend forced (or the default choice for NULL), report through fds. */
-static void child_probe(const char *backend, int result_fd, int log_fd)
+/* What a probe opens with: one backend forced, no setting at all, or this shell's settings. */
+enum probe_env { PROBE_FORCED, PROBE_UNSET, PROBE_AS_SET };
+
+/* In a child: open as env says (backend: the one forced), report through fds. */
+static void child_probe(enum probe_env env, const char *backend, int result_fd, int log_fd)
 {
 	struct probe p = { 0 };
 	gdr_t g;
 
 	dup2(log_fd, 2);
-	if (backend)
+	if (env == PROBE_FORCED) {
 		setenv("GDRCOPY_BACKEND", backend, 1);
-	else
+	} else if (env == PROBE_UNSET) {
+		/* Both of the library's backend switches: GDRCopy's dma-buf one forces a backend too. */
 		unsetenv("GDRCOPY_BACKEND");
+		unsetenv("GDRCOPY_USE_DMABUF_MMAP");
+	}
 	setenv("GDRCOPY_ENABLE_LOGGING", "1", 1);
 	setenv("GDRCOPY_LOG_LEVEL", "2", 1);
 	g = gdr_open();
@@ -106,7 +112,7 @@ static void find_reason(const char *log, const char *backend, char *why, size_t 
 	snprintf(why, len, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
 }
 
-static int run_probe(const char *backend, struct probe *out)
+static int run_probe(enum probe_env env, const char *backend, struct probe *out)
 {
 	int result[2], log[2], status;
 	char text[8192];
@@ -124,7 +130,7 @@ static int run_probe(const char *backend, struct probe *out)
 	if (pid == 0) {
 		close(result[0]);
 		close(log[0]);
-		child_probe(backend, result[1], log[1]);
+		child_probe(env, backend, result[1], log[1]);
 	}
 	close(result[1]);
 	close(log[1]);
@@ -214,6 +220,37 @@ static void gdrdrv_advice(char *why, size_t len)
 			 "(RPM) package, with the headers of kernel %s", u.release);
 }
 
+/*
+ * Programs started from this shell open with its settings, not with none: when it has one of
+ * the library's backend switches, what gdr_open does with it. 0, or 1 if a probe cannot start.
+ */
+static int report_settings(void)
+{
+	const char *backend = getenv("GDRCOPY_BACKEND"), *dmabuf = getenv("GDRCOPY_USE_DMABUF_MMAP");
+	char set[160];
+	struct probe p;
+
+	if (backend && *backend)
+		snprintf(set, sizeof(set), "GDRCOPY_BACKEND=%.64s", backend);
+	else if (dmabuf && *dmabuf)
+		snprintf(set, sizeof(set), "GDRCOPY_USE_DMABUF_MMAP=%.64s", dmabuf);
+	else
+		return 0;
+	if (run_probe(PROBE_AS_SET, NULL, &p)) {
+		perror("gdrcopy_info: fork");
+		return 1;
+	}
+	if (p.opened) {
+		printf("with %s, as here: gdr_open uses: %s\n", set,
+		       known(gdr_ext_backend_name(p.backend)));
+		return 0;
+	}
+	if (backend && !strcmp(backend, "gdrdrv") && !exists("/dev/gdrdrv"))
+		gdrdrv_advice(p.why, sizeof(p.why));
+	printf("with %s, as here: gdr_open fails: %s\n", set, p.why);
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gdrcopy_info [-h]\n"
@@ -239,7 +276,7 @@ int main(int argc, char **argv)
 	for (int id = GDR_BACKEND_GDRDRV; gdr_ext_backend_name(id); id++) {
 		const char *backend = gdr_ext_backend_name(id);
 
-		if (run_probe(backend, &p)) {
+		if (run_probe(PROBE_FORCED, backend, &p)) {
 			perror("gdrcopy_info: fork");
 			return 1;
 		}
@@ -259,7 +296,7 @@ int main(int argc, char **argv)
 			printf("%-8s unavailable: %s\n", backend, p.why);
 		}
 	}
-	if (run_probe(NULL, &chosen)) {
+	if (run_probe(PROBE_UNSET, NULL, &chosen)) {
 		perror("gdrcopy_info: fork");
 		return 1;
 	}
@@ -272,5 +309,5 @@ int main(int argc, char **argv)
 		printf("gdr_open fails: %s\n", any ? chosen.why :
 			"no backend can map GPU memory on this machine (see the reasons above)");
 	}
-	return 0;
+	return report_settings();
 }

@@ -5,6 +5,7 @@
  * nothing of how.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
@@ -62,9 +63,17 @@ static const char *const alloc_choices[] = { "cuMemAlloc", "cuMemCreate", NULL }
 /* Indexed by gdr_map_flags_t: GDR_MAP_FLAG_DEFAULT .. GDR_MAP_FLAG_REQ_DEVICE_MAPPING. */
 static const char *const map_choices[] = { "default", "wc", "cache", "device", NULL };
 
+const char *tool_map_flag_name(int flags)
+{
+	size_t n = sizeof(map_choices) / sizeof(map_choices[0]) - 1;
+
+	return flags >= 0 && (size_t)flags < n ? map_choices[flags] : "unknown";
+}
+
 static size_t parse_size(const char *arg, const char *opt)
 {
 	unsigned long long v;
+	unsigned int shift = 0;
 	char *end;
 
 	errno = 0;
@@ -72,14 +81,17 @@ static size_t parse_size(const char *arg, const char *opt)
 	if (errno || end == arg || arg[0] == '-')
 		tool_die("%s %s: not a size", opt, arg);
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
 	default: break;
 	}
-	if (*end || v > SIZE_MAX / 2)
+	if (*end)
 		tool_die("%s %s: not a size", opt, arg);
-	return (size_t)v;
+	/* Checked before the shift, which would drop the high bits silently. */
+	if (v > (SIZE_MAX / 2) >> shift)
+		tool_die("%s %s: too large (at most %zu bytes)", opt, arg, SIZE_MAX / 2);
+	return (size_t)(v << shift);
 }
 
 static long parse_long(const char *arg, const char *opt, long min, long max)
@@ -185,6 +197,8 @@ static void check_impl(const char *arg)
 /* One of the common long options: 1 if c was one, 0 if not. */
 static int common_option(int c, const char *arg, struct tool_common *o)
 {
+	int fd;
+
 	switch (c) {
 	case OPT_BACKEND:
 		check_backend(arg);
@@ -198,7 +212,12 @@ static int common_option(int c, const char *arg, struct tool_common *o)
 		tool_csv = 1;
 		return 1;
 	case OPT_SWEEP_FD:
-		tool_sweep_fd = (int)parse_long(arg, "--sweep-fd", 0, INT_MAX);
+		fd = (int)parse_long(arg, "--sweep-fd", 0, INT_MAX);
+		/* Every message of a sweep's child goes to this descriptor: it must be open. */
+		if (fcntl(fd, F_GETFD) < 0)
+			tool_die("--sweep-fd %s: %s (the option is for --impl all's own runs)", arg,
+				 strerror(errno));
+		tool_sweep_fd = fd;
 		return 1;
 	default:
 		return 0;
@@ -272,6 +291,13 @@ void tool_options(const struct tool_cli *cli, int argc, char **argv, struct tool
 	}
 	if (optind < argc)
 		tool_die("unexpected argument %s (see -h)", argv[optind]);
+	/*
+	 * A sweep's child gets the parent's arguments, then the routine it runs as a later --impl,
+	 * which wins; its "all", however it was spelt (getopt takes "--imp" too), must not start
+	 * a sweep of its own: alone, it is the run of the library's own choice.
+	 */
+	if (tool_sweep_fd >= 0 && tool_impl_is_all(common))
+		common->impl = NULL;
 	if (tool_impl_is_all(common) && cli->no_sweep)
 		tool_die("%s", cli->no_sweep);
 	set_env(common);

@@ -455,6 +455,28 @@ static void describe(const struct pp *p, enum where gw, enum where cw, enum wher
 		 "the CPU's first write to the answer.");
 }
 
+/*
+ * pp_kernel's blocks wait on each other each iteration (the last to arrive answers the CPU, which
+ * only then lets every block go on), so they must all be resident at once: a grid larger than
+ * the GPU runs together would wait for ever, and end in a timeout that says nothing of why.
+ */
+static void check_resident(const struct pp *p)
+{
+	int per_sm = 0, sms = 0;
+
+	if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pp_kernel, p->threads, 0) !=
+	    cudaSuccess) {
+		cudaGetLastError();	/* cannot tell: the launch will say what is wrong */
+		return;
+	}
+	CU_CHECK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, p->cu.dev));
+	if ((long long)per_sm * sms < p->blocks)
+		tool_die("-B %d -T %d: this GPU runs at most %lld such blocks at once (%d per SM, %d "
+			 "SMs), and pplat's blocks wait on each other every round trip: use fewer "
+			 "blocks or threads", p->blocks, p->threads, (long long)per_sm * sms, per_sm,
+			 sms);
+}
+
 int main(int argc, char **argv)
 {
 	int gw = GPUMEM, cw = HOSTMEM, dw = GPUMEM, dev_id = 0, baseline = 0, raw = 0, timeout_s = 10;
@@ -516,6 +538,7 @@ int main(int argc, char **argv)
 	if (!p.data_size)
 		p.blocks = p.threads = 1;
 	p.g = tool_start(&p.cu, dev_id, &p.kind, NULL);
+	check_resident(&p);
 	tool_report_impl(p.g, common.impl);
 	describe(&p, (enum where)gw, (enum where)cw, (enum where)dw);
 	if (cudaStreamCreateWithFlags(&p.kernel_stream, cudaStreamNonBlocking) != cudaSuccess)

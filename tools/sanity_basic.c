@@ -204,7 +204,12 @@ static void basic_small_buffers_mapping(void)
 	ctx_fini(&c);
 }
 
-/* Copy through the mapping at map_off and host_off (bytes), read back both ways, compare. */
+/*
+ * Copy through the mapping at map_off and host_off (bytes), read back both ways, compare. The GPU
+ * memory is set to 0xA5 first, as GDRCopy's test does: the checks' patterns differ only by a
+ * shift of seed and offset, so what the previous check left would otherwise already match most
+ * of what a copy that wrote nothing should have written.
+ */
 static void check_offsets(gdr_mh_t mh, char *map, const struct gpu_buf *b, size_t map_off,
 			  size_t host_off, unsigned seed)
 {
@@ -212,6 +217,8 @@ static void check_offsets(gdr_mh_t mh, char *map, const struct gpu_buf *b, size_
 	char *src = malloc(b->size), *dst = calloc(1, b->size), *dev = malloc(b->size);
 
 	SANITY_CHECK(src && dst && dev);
+	SANITY_CU(cuMemsetD8(b->ptr, 0xA5, b->size));
+	SANITY_CU(cuCtxSynchronize());
 	tool_fill_pattern(src + host_off, n, seed);
 	SANITY_RET(gdr_copy_to_mapping(mh, map + map_off, src + host_off, n), 0);
 	SANITY_RET(gdr_copy_from_mapping(mh, dst + host_off, map + map_off, n), 0);

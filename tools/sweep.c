@@ -50,7 +50,10 @@ void tool_sweep_line(const char *fmt, ...)
 		_exit(3);	/* the parent is gone: nobody is left to report to */
 }
 
-/* argv without "--impl all" / "--impl=all", plus --impl NAME (not for auto) and --sweep-fd FD. */
+/*
+ * argv, then --impl NAME (not for auto) and --sweep-fd FD. The parent's own --impl all stays: a
+ * later --impl wins, and a child takes "all" for the library's own choice (tool_options).
+ */
 static char **child_argv(int argc, char **argv, const char *impl, const char *fd)
 {
 	char **v = calloc((size_t)argc + 5, sizeof(*v));
@@ -58,15 +61,8 @@ static char **child_argv(int argc, char **argv, const char *impl, const char *fd
 
 	if (!v)
 		tool_die("out of memory");
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--impl=all"))
-			continue;
-		if (!strcmp(argv[i], "--impl") && i + 1 < argc && !strcmp(argv[i + 1], "all")) {
-			i++;
-			continue;
-		}
+	for (int i = 0; i < argc; i++)
 		v[n++] = argv[i];
-	}
 	if (strcmp(impl, "auto")) {
 		v[n++] = (char *)"--impl";
 		v[n++] = (char *)impl;
@@ -344,7 +340,12 @@ int tool_sweep(const struct tool_common *common, const char *value, int higher_b
 	       const char *csv_header)
 {
 	size_t n;
-	struct sweep_run *runs = run_all(common, &n);
+	struct sweep_run *runs;
+
+	/* A sweep's child sweeping again would re-execute itself without end. */
+	if (tool_sweep_fd >= 0)
+		tool_die("--impl all inside a run of --impl all");
+	runs = run_all(common, &n);
 
 	/* Without the library's own choice there is nothing to compare with: say why, once. */
 	if (!runs[0].ran)

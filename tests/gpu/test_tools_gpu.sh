@@ -48,4 +48,8 @@ if run pplat_gpu_produces "$tmp/gpu" "$pplat" -d 0 -t 300 -m 1 -s 65536 -B 4 -T 
 	check_latency pplat_gpu_produces_line "$tmp/gpu" ""
 	check_lines pplat_gpu_timer_line "$tmp/gpu" "^GPU-timed \\(%globaltimer\\) average per iteration: $num us\$"
 fi
+# A grid larger than the GPU runs at once would wait for ever (the blocks wait on each other):
+# refused before the launch. 65535 blocks of 1024 threads exceed any GPU's resident blocks.
+expect_exit pplat_grid_too_large 1 '^gdrcopy_pplat: -B 65535 -T 1024: this GPU runs at most [0-9]+ such blocks at once' \
+	timeout 120 "$pplat" -d 0 -t 10 -s 4096 -B 65535 -T 1024 -u 5
 test_exit

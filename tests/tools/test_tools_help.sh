@@ -49,6 +49,17 @@ for t in $tools; do
 	fi
 done
 
+# A size whose K/M/G suffix would carry it past 64 bits is refused, not wrapped to a small one
+# (17179869185G is 2^64 + 1 GiB: it wrapped to 1 GiB).
+for t in copybw copylat apiperf pplat; do
+	[ -x "$BIN/gdrcopy_$t" ] || continue
+	expect_exit "size_too_large_$t" 1 "^gdrcopy_$t: -s 17179869185G: too large" \
+		env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" -s 17179869185G
+done
+# --sweep-fd (for --impl all's own runs) must name an open descriptor, or every message is lost.
+expect_exit sweep_fd_closed 1 '^gdrcopy_copylat: --sweep-fd 99: Bad file descriptor' \
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" --sweep-fd 99
+
 # pplat's raw baseline writes the GPU's flag through its mapping: refused for a flag in host memory.
 if [ -x "$BIN/gdrcopy_pplat" ]; then
 	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_pplat" -r -G hostmem >"$tmp/out" 2>&1 </dev/null

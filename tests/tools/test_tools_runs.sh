@@ -18,6 +18,13 @@ else
 	result fail info_piped "header $headers time(s): $(tr '\n' '|' <"$tmp/info" | head -c 300)"
 fi
 
+# Its choice "without any setting" is made without GDRCopy's dma-buf switch too; a last line says
+# what the shell's own setting does.
+env -u GDRCOPY_BACKEND GDRCOPY_USE_DMABUF_MMAP=1 "$BIN/gdrcopy_info" | cat >"$tmp/info_dmabuf"
+check_lines info_default_ignores_dmabuf_switch "$tmp/info_dmabuf" '^gdr_open uses: vulkan$'
+check_lines info_says_what_the_setting_does "$tmp/info_dmabuf" \
+	'^with GDRCOPY_USE_DMABUF_MMAP=1, as here: gdr_open (uses: dmabuf|fails: backend dmabuf: unavailable: .+)$'
+
 "$BIN/gdrcopy_sanity" -l >"$tmp/list" 2>&1
 n=$(sed -n '/^List of tests:/,/^List of extended tests:/p' "$tmp/list" | grep -c '^    [a-z]')
 e=$(sed -n '/^List of extended tests:/,$p' "$tmp/list" | grep -c '^    [a-z]')
@@ -50,6 +57,28 @@ if run copylat_impl_all "$tmp/sweep" "$BIN/gdrcopy_copylat" -s 256 -w 100 -r 10 
 	check_lines copylat_impl_all_tables "$tmp/sweep" "^Size\(B\)${sp}auto$sp" 2
 	check_lines copylat_impl_all_rows "$tmp/sweep" "^[0-9]+($sp($num|-))+$sp[a-z0-9_]+$sp($num|-)\$" 18
 fi
+# getopt takes an abbreviated option: --imp all must sweep once, its runs never sweeping again
+# (they re-executed themselves without end). The timeout bounds a regression.
+if run copylat_impl_abbreviated "$tmp/sweep_abbr" timeout -s KILL 300 "$BIN/gdrcopy_copylat" \
+	-s 64 -w 100 -r 10 --imp all; then
+	check_lines copylat_impl_abbreviated_auto "$tmp/sweep_abbr" '^routine auto: library used ' 1
+	n=$(grep -c '^routine auto' "$tmp/sweep_abbr")
+	if [ "$n" = 1 ]; then
+		result pass copylat_impl_abbreviated_once
+	else
+		result fail copylat_impl_abbreviated_once "$n runs of the library's own choice, expected 1"
+	fi
+fi
+# Every size's data is checked after it is timed: a copy that moves nothing is an error.
+for t in copylat copybw; do
+	expect_exit "${t}_checks_writes" 1 '^gdrcopy_[a-z]+: gdr_copy_to_mapping of [0-9]+ bytes at offset 0 moved the wrong data' \
+		with_broken_copy to "$BIN/gdrcopy_$t" -s 4K -w 100 -r 10
+	expect_exit "${t}_checks_reads" 1 '^gdrcopy_[a-z]+: gdr_copy_from_mapping of [0-9]+ bytes at offset 0 moved the wrong data' \
+		with_broken_copy from "$BIN/gdrcopy_$t" -s 4K -w 100 -r 10
+done
+# A mapping type the backend does not offer: the library's reason, and what to do.
+expect_exit copybw_map_type_refused 1 '^gdrcopy_copybw: gdr_map_v2 with -M cache failed: Invalid argument: vulkan: .*only write-combined.*\(-M default lets the backend choose' \
+	"$BIN/gdrcopy_copybw" -s 64K -w 10 -r 10 -M cache
 "$BIN/gdrcopy_copylat" -s 4K -C >"$tmp/cold" 2>&1
 rc=$?
 if [ "$rc" != 0 ] && grep -q 'needs a caching mapping' "$tmp/cold"; then

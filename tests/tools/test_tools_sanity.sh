@@ -6,7 +6,7 @@ need_sim
 sim_env
 "$BIN/gdrcopy_sanity" -v -e --results "$tmp/cases" >"$tmp/log" 2>&1
 rc=$?
-[ -f "$tmp/cases" ] && cat "$tmp/cases" >>"$RESULTS"
+[ -f "$tmp/cases" ] && [ -n "${GDR_TEST_RESULTS:-}" ] && cat "$tmp/cases" >>"$GDR_TEST_RESULTS"
 n=$(cat "$tmp/cases" 2>/dev/null | wc -l)
 if [ "$n" = 37 ]; then
 	result pass sanity_one_result_per_case
@@ -20,5 +20,16 @@ if [ "$rc" = "$want" ]; then
 	result pass sanity_exit_status
 else
 	result fail sanity_exit_status "exit $rc, expected $want from the case results"
+fi
+# The offset checks must catch a copy that goes wrong at one alignment only: each starts from GPU
+# memory set to 0xA5, not from what the previous check left (which already matched nearly all
+# of what this one writes).
+with_broken_copy to_at_4 "$BIN/gdrcopy_sanity" -t data_validation_vmmalloc \
+	--results "$tmp/broken_cases" >"$tmp/broken" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q '^&&&& FAILED data_validation_vmmalloc$' "$tmp/broken"; then
+	result pass sanity_offsets_catch_a_broken_copy
+else
+	result fail sanity_offsets_catch_a_broken_copy "exit $rc, expected 1 and the case failed: $(grep '^&&&&' "$tmp/broken" | tail -n 1)"
 fi
 test_exit

@@ -9,9 +9,17 @@ TOOLS_TESTS := $(addprefix $(TOOLS_TEST_DIR)/,test_tools_sanity test_tools_runs 
 BENCH_TEST := $(TOOLS_TEST_DIR)/test_bench_quick
 TOOLS_TEST_LIB := $(TOOLS_TEST_DIR)/tools_lib.sh
 
+# A copy routine gone wrong, preloaded to see the tools notice (tests/tools/broken_copy.c).
+BROKEN_COPY_LIB := $(TOOLS_TEST_DIR)/libbroken_copy.so
+$(BROKEN_COPY_LIB): $(OBJ)/tests/tools/broken_copy.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $^ -ldl
+
 $(TOOLS_TEST_LIB): tests/tools/tools_lib.sh
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@BIN@|$(abspath $(TOOLS_BIN))|' -e 's|@SIM@|$(abspath $(SIM_CUDA_DIR))|' \
+		-e 's|@BROKEN_COPY@|$(abspath $(BROKEN_COPY_LIB))|' \
 		-e 's|@STUB@|$(CUDA)/lib64/stubs|' \
 		-e 's|@HARNESS@|$(abspath tests/harness/harness.sh)|' $< >$@
 
@@ -20,8 +28,8 @@ $(TOOLS_TESTS) $(BENCH_TEST): $(TOOLS_TEST_DIR)/%: tests/tools/%.sh $(TOOLS_TEST
 	$(Q)sed -e 's|@LIB@|$(abspath $(TOOLS_TEST_LIB))|' -e 's|@SRC@|$(CURDIR)|' $< >$@ && chmod +x $@
 
 ifeq ($(BUILD_TOOLS),1)
-test-build: $(TOOLS_TESTS) $(BENCH_TEST) tools $(SIM_CUDA_LIB)
-check-build-sanitize: $(TOOLS_TESTS) tools $(SIM_CUDA_LIB)
+test-build: $(TOOLS_TESTS) $(BENCH_TEST) tools $(SIM_CUDA_LIB) $(BROKEN_COPY_LIB)
+check-build-sanitize: $(TOOLS_TESTS) tools $(SIM_CUDA_LIB) $(BROKEN_COPY_LIB)
 TEST_TESTS += $(TOOLS_TESTS) $(BENCH_TEST)
 # The tools built with ASan + UBSan (leak checking included) run the same scripts.
 SANITIZE_TESTS += $(TOOLS_TESTS)

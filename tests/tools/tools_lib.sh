@@ -5,6 +5,8 @@
 BIN=@BIN@
 SIM=@SIM@
 STUB=@STUB@
+# LD_PRELOAD it, with GDRCOPY_TEST_BROKEN_COPY, for a copy routine gone wrong (broken_copy.c).
+BROKEN_COPY=@BROKEN_COPY@
 # The library beside the tools: a LD_LIBRARY_PATH that hides libcuda must still hold it, for tools
 # built without a RUNPATH (package builds run these tests too).
 TOOLS_LIB=$BIN/../lib
@@ -91,6 +93,15 @@ check_no_mapping() {
 	fi
 	expect_exit "$name" 1 '^gdr_[a-z_0-9]+ failed for [0-9]+ bytes of GPU memory: gdrcopy_info' \
 		env GDRCOPY_BACKEND=gdrdrv "$@"
+}
+
+# with_broken_copy HOW COMMAND...: COMMAND with broken_copy.c's copy gone wrong in way HOW. ASan's
+# check that its runtime comes first among the libraries is off: the preload comes first here.
+with_broken_copy() {
+	local how=$1
+	shift
+	env LD_PRELOAD="$BROKEN_COPY" GDRCOPY_TEST_BROKEN_COPY="$how" \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" "$@"
 }
 
 # check NAME LOG REGEX [COUNT]: LOG has at least COUNT (default 1) lines matching REGEX.
