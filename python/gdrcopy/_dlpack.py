@@ -22,6 +22,7 @@ LEGACY_USED_NAME = b"used_dltensor"
 VERSIONED_NAME = b"dltensor_versioned"
 VERSIONED_USED_NAME = b"used_dltensor_versioned"
 VERSION = (1, 0)
+FLAG_READ_ONLY = 1 << 0  # DLPACK_FLAG_BITMASK_READ_ONLY
 
 
 class DLDevice(ctypes.Structure):
@@ -63,7 +64,6 @@ class DLManagedTensorVersioned(ctypes.Structure):
                 ("dl_tensor", DLTensor)]
 
 
-
 def _capi(name, restype, *argtypes):
     """A Python C API function with its own prototype (never ctypes.pythonapi's shared one,
     whose argtypes other code may set differently)."""
@@ -85,17 +85,27 @@ _capsule_set_name = _capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, c
 _exported = {}
 
 
-@Deleter
-def _delete_exported(address):
+# The two callbacks below may run at interpreter exit, for a capsule or a consumer that outlives
+# this module: after the module's globals are cleared, and after the module itself is gone. So
+# they use only what their defaults bind, and are kept alive for good (_keep_forever): freeing
+# a ctypes callback that C still points to would crash the exit.
+def _delete_exported(address, _exported=_exported):
     _exported.pop(address, None)
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _destroy_capsule(capsule):
-    for name in (LEGACY_NAME, VERSIONED_NAME):
-        if _capsule_is_valid(capsule, name):
-            _exported.pop(_capsule_get_pointer(capsule, name), None)
+def _destroy_capsule(capsule, _names=(LEGACY_NAME, VERSIONED_NAME), _exported=_exported,
+                     _is_valid=_capsule_is_valid, _get_pointer=_capsule_get_pointer):
+    for name in _names:
+        if _is_valid(capsule, name):
+            _exported.pop(_get_pointer(capsule, name), None)
             return
+
+
+_keep_forever = _capi("Py_IncRef", None, ctypes.py_object)
+_delete_exported = Deleter(_delete_exported)
+_destroy_capsule = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_destroy_capsule)
+_keep_forever(_delete_exported)
+_keep_forever(_destroy_capsule)
 
 
 def export(owner, ptr, nbytes, device_type, device_id, versioned):
@@ -138,11 +148,13 @@ def _compact_strides(shape, strides):
 
 
 class Borrowed:
-    """Memory described by a consumed capsule: ptr, nbytes, and release() for the deleter."""
+    """Memory described by a consumed capsule: ptr, nbytes, whether the producer marked it
+    read-only, and release() for the deleter."""
 
-    def __init__(self, ptr, nbytes, device_type, device_id, address, deleter):
+    def __init__(self, ptr, nbytes, readonly, device_type, device_id, address, deleter):
         self.ptr = ptr
         self.nbytes = nbytes
+        self.readonly = readonly
         self.device_type = device_type
         self.device_id = device_id
         self._address = address
@@ -156,7 +168,13 @@ class Borrowed:
 
 def borrow(obj, function):
     """Consume obj.__dlpack__()'s capsule: the memory it describes, as one contiguous range."""
-    capsule = obj.__dlpack__()
+    try:
+        # A versioned capsule, where the producer can make it one: only that one says
+        # whether the memory is read-only.
+        capsule = obj.__dlpack__(max_version=VERSION)
+    except TypeError:
+        capsule = obj.__dlpack__()  # a producer older than DLPack 1.0 takes no max_version
+    readonly = False
     if _capsule_is_valid(id(capsule), LEGACY_NAME):
         name, used = LEGACY_NAME, LEGACY_USED_NAME
         address = _capsule_get_pointer(id(capsule), name)
@@ -168,6 +186,7 @@ def borrow(obj, function):
         if managed.version.major != VERSION[0]:
             raise InvalidArgument(function, f"DLPack version {managed.version.major}."
                                   f"{managed.version.minor} is not supported (1.x is)")
+        readonly = bool(managed.flags & FLAG_READ_ONLY)
     else:
         raise TypeError(f"{function}: {type(obj).__name__}.__dlpack__() returned "
                         f"{type(capsule).__name__}, not a DLPack capsule")
@@ -183,7 +202,7 @@ def borrow(obj, function):
     nbytes = bits // 8
     for extent in shape:
         nbytes *= extent
-    borrowed = Borrowed((tensor.data or 0) + tensor.byte_offset, nbytes,
+    borrowed = Borrowed((tensor.data or 0) + tensor.byte_offset, nbytes, readonly,
                         tensor.device.device_type, tensor.device.device_id, address,
                         managed.deleter)
     if _capsule_set_name(capsule, used):

@@ -18,18 +18,22 @@ def source(buffer, function):
     return _pointer(view), view.nbytes
 
 
-def destination(buffer, function):
-    """(pointer argument, nbytes) of a writable C-contiguous bytes-like object to copy into."""
-    view = _view(buffer, function)
+def destination(buffer, function, expected=None):
+    """(pointer argument, nbytes) of a writable C-contiguous bytes-like object to copy into.
+    expected, when given, is the TypeError's text for an argument that is no buffer at all
+    (for an argument that may also be something else)."""
+    view = _view(buffer, function, expected)
     if view.readonly:
         raise TypeError(f"{function}: the output buffer is read-only")
     return _pointer(view), view.nbytes
 
 
-def _view(buffer, function):
+def _view(buffer, function, expected=None):
     try:
         view = memoryview(buffer)
     except TypeError:
+        if expected:
+            raise TypeError(f"{function}: {expected}, not {type(buffer).__name__}") from None
         raise TypeError(f"{function}: {type(buffer).__name__} is not a bytes-like object "
                         f"(bytes, bytearray, memoryview, array, a NumPy array)") from None
     if not view.c_contiguous:

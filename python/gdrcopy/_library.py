@@ -65,6 +65,22 @@ _PROTOTYPES = {
 _TAKE_ERRORS = ("gdr_ext_take_errors", ctypes.c_size_t, [ctypes.c_char_p, ctypes.c_size_t])
 
 
+def _older_than_2_5(dll, missing):
+    """Why a library without some of the functions this package calls is refused."""
+    if "gdr_open" in missing:
+        return f"it lacks {', '.join(missing)}: it is not a libgdrapi"
+    said = ""
+    if hasattr(dll, "gdr_runtime_get_version"):
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        get_version = dll.gdr_runtime_get_version
+        get_version.restype = None
+        get_version.argtypes = [_c_int_p, _c_int_p]
+        get_version(ctypes.byref(major), ctypes.byref(minor))
+        said = f" (it says {major.value}.{minor.value})"
+    return (f"it lacks {', '.join(missing)}: it is older than GDRCopy 2.5{said}, the first "
+            f"with the functions these bindings call")
+
+
 class Library:
     """The loaded library: its functions as attributes, and error helpers."""
 
@@ -76,6 +92,12 @@ class Library:
                         f"install libgdrapi2, or build the library (make) and set {LIBRARY_ENV} "
                         f"to its libgdrapi.so.2") from None
         self.path = path
+        missing = [name for name in _PROTOTYPES if not hasattr(self._dll, name)]
+        if missing:
+            raise error(errno.ENOSYS, f"loading {path}", _older_than_2_5(self._dll, missing),
+                        f"install libgdrapi2 2.5 or later, or set {LIBRARY_ENV} to a newer "
+                        f"libgdrapi.so.2, e.g. this repository's build/lib/libgdrapi.so.2 "
+                        f"after make")
         for name, (restype, argtypes) in _PROTOTYPES.items():
             fn = getattr(self._dll, name)
             fn.restype = restype

@@ -2,48 +2,104 @@
 """How the package's objects live and end: context managers, finalizers, loaded-once libraries,
 and what a fork child inherits.
 
+A finalizer (weakref.finalize) runs wherever the garbage collector runs: at any allocation, in any
+thread, also in one that holds the very lock the release needs (its state half updated) or a lock
+that the lock's holder waits for. So a finalizer never waits for a lock: it takes the lock if it
+is free, else queues the release for the holder, who runs it on letting go (Guard).
+
 A fork child inherits the parent's Python objects, but not what they stand for: its copy of a
 gdr_t, a pin or a CUDA allocation belongs to the parent (CUDA contexts do not survive fork, and
 the library keeps its mappings out of children). So in a child:
-  - explicit calls on inherited objects still go to the library, which refuses them with its
-    own documented error, raised as an OSError;
+  - explicit calls on inherited objects raise InvalidArgument without calling the library (a
+    copy through GDRCopy's own library would touch an address the child does not have);
   - the garbage collector never calls the library or CUDA for inherited objects: whatever it
     released would be the parent's;
-  - locks are new, since a thread that held one in the parent does not exist in the child.
+  - locks are new, since a thread that held one in the parent does not exist in the child, and
+    releases the parent had queued are dropped.
 """
 
+import collections
+import functools
 import os
+import sys
 import threading
+import traceback
 import weakref
 
-_generation = 0
+from .errors import InvalidArgument
+
 _guards = weakref.WeakSet()
 
 
 class Guard:
-    """A lock that a fork child gets fresh, and whether its owner was made before a fork."""
+    """A lock that a fork child gets fresh, whether its owner was made before a fork, and the
+    releases that found the lock taken. ``with guard:`` holds the lock and, on letting go, runs
+    those releases (still under the lock). Code that takes ``guard.lock`` directly must be code
+    during which nothing is queued on this guard (a mapping's copies, Once)."""
 
-    __slots__ = ("lock", "_generation", "__weakref__")
+    __slots__ = ("lock", "inherited", "_queued", "__weakref__")
 
     def __init__(self):
         self.lock = threading.Lock()
-        self._generation = _generation
+        self.inherited = False  # set in a fork child for the guards made before the fork
+        self._queued = collections.deque()
         _guards.add(self)
 
-    @property
-    def inherited(self):
-        """True in a fork child for objects made before the fork."""
-        return self._generation != _generation
+    def __enter__(self):
+        self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.lock.release()
+        if self._queued:
+            self._run_queued()
+
+    def release_later(self, release):
+        """Call release() with the lock held: now if the lock is free, else when its holder
+        lets go. Never waits for the lock."""
+        self._queued.append(release)
+        self._run_queued()
+
+    def _run_queued(self):
+        # Whoever finds the lock free runs the queue. A queuer appends, then tries the lock; a
+        # holder lets go, then looks at the queue: whichever comes second sees the release, so
+        # none is left behind. Only the lock's holder pops, so each release runs once.
+        while self._queued:
+            if not self.lock.acquire(blocking=False):
+                return
+            try:
+                while self._queued:
+                    _run_as_finalizer(self._queued.popleft())
+            finally:
+                self.lock.release()
+
+
+def _run_as_finalizer(release):
+    """release(), reported as an exception in a finalizer is and never raised: the thread that
+    runs it may be in the middle of a call that has nothing to do with it."""
+    try:
+        release()
+    except Exception:  # pylint: disable=broad-except
+        print("Exception ignored in a gdrcopy release left by the garbage collector:",
+              file=sys.stderr)
+        traceback.print_exc()
 
 
 def _after_fork_in_child():
-    global _generation
-    _generation += 1
     for guard in list(_guards):
         guard.lock = threading.Lock()
+        guard.inherited = True
+        guard._queued.clear()  # the parent's releases: not the child's to make
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def inherited_error(function):
+    """The refusal of an explicit call on an object made before fork(), in the child."""
+    return InvalidArgument(function, "this object was made before fork() and belongs to the "
+                           "parent process", "a child process must use a gdrcopy.open() of its "
+                           "own")
 
 
 def _release_unless_inherited(guard, release):
@@ -57,8 +113,17 @@ def _release_unless_inherited(guard, release):
 
 def release_when_gone(obj, guard, release):
     """Call release() when obj is garbage-collected, unless obj was inherited through fork.
-    Not at interpreter exit: the process's end releases everything anyway."""
+    Not at interpreter exit: the process's end releases everything anyway. release() takes no
+    lock of this package (else use release_locked_when_gone)."""
     weakref.finalize(obj, _release_unless_inherited, guard, release).atexit = False
+
+
+def release_locked_when_gone(obj, guard, release):
+    """As release_when_gone, with release() called under guard's lock and never waiting for
+    it: while the lock is taken, perhaps by the very thread the collector interrupted, the
+    release waits in guard's queue for the holder to let go."""
+    weakref.finalize(obj, guard.release_later,
+                     functools.partial(_release_unless_inherited, guard, release)).atexit = False
 
 
 class Closing:

@@ -2,20 +2,28 @@
 """Which device memory a pin covers: (device_ptr, size), or an object that describes its memory
 through __cuda_array_interface__ (CuPy, PyTorch, Numba, gdrcopy.alloc) or DLPack."""
 
+import numbers
+import operator
+
 from . import _dlpack
 from .errors import InvalidArgument
 
 _FUNCTION = "pin"
+# The library takes addresses and sizes as 64-bit C integers; ctypes would keep only the low 64
+# bits of a larger Python int, and pin something else than was asked.
+_ADDRESS_END = 1 << 64
 
 
 class DeviceRange:
-    """ptr and size of the memory; owner and borrowed are kept until the pin is released."""
+    """ptr and size of the memory, whether its owner marked it read-only; owner and borrowed
+    are kept until the pin is released."""
 
-    def __init__(self, ptr, size, owner=None, borrowed=None):
+    def __init__(self, ptr, size, owner=None, borrowed=None, readonly=False):
         self.ptr = ptr
         self.size = size
         self.owner = owner
         self.borrowed = borrowed
+        self.readonly = readonly
 
     def release(self):
         if self.borrowed is not None:
@@ -48,7 +56,8 @@ def _from_array_interface(obj, cai):
     size = itemsize
     for extent in shape:
         size *= extent
-    return DeviceRange(cai["data"][0] or 0, size, owner=obj)
+    data = cai["data"]  # (pointer, read-only flag)
+    return DeviceRange(data[0] or 0, size, owner=obj, readonly=bool(data[1]))
 
 
 def _from_dlpack(obj):
@@ -57,17 +66,18 @@ def _from_dlpack(obj):
         raise InvalidArgument(_FUNCTION, f"DLPack device type {device_type} is not CUDA device "
                               f"memory; only GPU memory can be pinned")
     borrowed = _dlpack.borrow(obj, _FUNCTION)
-    return DeviceRange(borrowed.ptr, borrowed.nbytes, owner=obj, borrowed=borrowed)
+    return DeviceRange(borrowed.ptr, borrowed.nbytes, owner=obj, borrowed=borrowed,
+                       readonly=borrowed.readonly)
 
 
 def device_range(obj, size=None):
     """The DeviceRange of pin(obj) or pin(device_ptr, size)."""
-    if isinstance(obj, int):
+    if isinstance(obj, numbers.Integral):
         if size is None:
             raise TypeError("pin(device_ptr, size): give the size of the range at device_ptr")
-        if not isinstance(size, int):
+        if not isinstance(size, numbers.Integral):
             raise TypeError(f"pin: size must be an int, not {type(size).__name__}")
-        found = DeviceRange(obj, size)
+        found = DeviceRange(operator.index(obj), operator.index(size))
     elif size is not None:
         raise TypeError("pin(obj) takes its size from obj; pass a size only with a device "
                         "pointer")
@@ -83,4 +93,8 @@ def device_range(obj, size=None):
         found.release()
         raise InvalidArgument(_FUNCTION, f"nothing to pin: address {found.ptr:#x}, "
                               f"{found.size} bytes")
+    if found.ptr + found.size > _ADDRESS_END:
+        found.release()
+        raise InvalidArgument(_FUNCTION, f"{found.size} bytes at {found.ptr:#x} run past the "
+                              f"end of the 64-bit address space")
     return found

@@ -15,6 +15,8 @@ from ._lifetime import Guard, release_when_gone
 from .errors import InvalidArgument
 
 GPU_PAGE_SIZE = 1 << 16
+# CUDA takes sizes as 64-bit C integers; ctypes would keep only the low 64 bits of more.
+MAX_SIZE = 1 << 64
 
 
 class _Allocation:
@@ -61,8 +63,13 @@ def _allocate(cu, nbytes, device):
              "cuMemGetAllocationGranularity")
     step = max(granularity.value, GPU_PAGE_SIZE)
     step = (step + GPU_PAGE_SIZE - 1) // GPU_PAGE_SIZE * GPU_PAGE_SIZE
+    size = (nbytes + step - 1) // step * step
+    if size >= MAX_SIZE:
+        raise InvalidArgument("gdrcopy.alloc", f"{nbytes} bytes, rounded up to the allocation "
+                              f"granularity ({step} bytes), are {size}: more than a 64-bit "
+                              f"size holds")
     a = _Allocation(cu, device)
-    a.size = (nbytes + step - 1) // step * step
+    a.size = size
     handle, ptr = ctypes.c_uint64(), ctypes.c_uint64()
     access = _cuda.CUmemAccessDesc(_cuda.CUmemLocation(_cuda.CU_MEM_LOCATION_TYPE_DEVICE, device),
                                    _cuda.CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
@@ -94,6 +101,9 @@ class DeviceBuffer:
             raise TypeError("gdrcopy.alloc(nbytes, device=0) takes two ints")
         if nbytes <= 0:
             raise InvalidArgument("gdrcopy.alloc", f"cannot allocate {nbytes} bytes")
+        if nbytes >= MAX_SIZE:
+            raise InvalidArgument("gdrcopy.alloc", f"cannot allocate {nbytes} bytes: more "
+                                  f"than a 64-bit size holds")
         if device < 0:
             raise InvalidArgument("gdrcopy.alloc", f"no CUDA device {device}")
         self._alloc = _allocate(_cuda.cuda(), nbytes, device)

@@ -7,7 +7,8 @@ import os
 
 class GdrError(OSError):
     """A failed operation. ``errno`` is the library's (or CUDA's, translated), ``reason`` the
-    library's own one-line explanation where it gave one, ``function`` what failed."""
+    library's own one-line explanation where it gave one, ``function`` what failed, ``hint``
+    what to do about it."""
 
     def __init__(self, err, function, reason="", hint=""):
         message = f"{function}: {os.strerror(err)}"
@@ -18,6 +19,19 @@ class GdrError(OSError):
         super().__init__(err, message)
         self.function = function
         self.reason = reason
+        self.hint = hint
+
+    def __reduce__(self):
+        # OSError's own would call the class with (errno, message): a subclass's constructor
+        # takes other arguments, so it would mistake the message for the function.
+        return (_rebuild, (type(self), self.errno, self.function, self.reason, self.hint),
+                self.__dict__)
+
+
+def _rebuild(cls, err, function, reason, hint):
+    e = cls.__new__(cls, err)
+    GdrError.__init__(e, err, function, reason, hint)
+    return e
 
 
 class InvalidArgument(GdrError, ValueError):

@@ -6,7 +6,7 @@ import errno
 import weakref
 
 from . import _library
-from ._lifetime import Closing, Guard, release_when_gone
+from ._lifetime import Closing, Guard, inherited_error, release_locked_when_gone
 from ._ranges import device_range
 from .errors import InvalidArgument
 from .pin import Pin, PinState
@@ -16,8 +16,11 @@ _VULKAN_PIN_HINT = ("from Python: allocate with gdrcopy.alloc(), or let PyTorch 
 
 
 class GdrState:
-    """The gdr_t and what the library holds in it. Its lock serialises every call that passes
-    the gdr_t (the library serialises them anyway) and nests outside each mapping's lock."""
+    """The gdr_t and what the library holds in it. Its guard serialises every call that passes
+    the gdr_t (the library serialises them anyway) and nests outside each mapping's lock; the
+    finalizers of the Gdr, its pins and their mappings queue their releases on it. Error
+    messages are built under the guard, before releases queued meanwhile run and take the
+    thread's library reasons."""
 
     def __init__(self, lib, handle):
         self.lib = lib
@@ -26,30 +29,33 @@ class GdrState:
         self.pins = weakref.WeakSet()
 
     def live(self, function):
-        """The gdr_t, or InvalidArgument when closed. Call with the lock held."""
+        """The gdr_t, or InvalidArgument when closed or inherited. Call with the lock held."""
         if self.handle is None:
             raise InvalidArgument(function, "this Gdr is closed")
+        if self.guard.inherited:
+            raise inherited_error(function)
         return self.handle
 
-    def hint(self):
-        """What to say about an error on an object made before a fork, in the child."""
-        if self.guard.inherited:
-            return ("this object was made before fork(); a child process must use a "
-                    "gdrcopy.open() of its own")
-        return ""
-
     def close(self):
-        with self.guard.lock:
+        with self.guard:
             if self.handle is None:
                 return
-            # gdr_close unmaps and unpins what is left; the Python objects only learn of it.
-            for pin in list(self.pins):
-                pin.forget()
-            handle, self.handle = self.handle, None
-            self.lib.forget_errors()
-            ret = self.lib.gdr_close(handle)
-        if ret:
-            raise self.lib.error(ret, "gdr_close", self.hint())
+            if self.guard.inherited:
+                raise inherited_error("gdr_close")
+            ret = self.close_locked()
+            if ret:
+                raise self.lib.error(ret, "gdr_close")
+
+    def close_locked(self):
+        """gdr_close, with the lock held: 0 or its errno. Also the Gdr's finalizer."""
+        if self.handle is None:
+            return 0
+        # gdr_close unmaps and unpins what is left; the Python objects only learn of it.
+        for pin in list(self.pins):
+            pin.forget()
+        handle, self.handle = self.handle, None
+        self.lib.forget_errors()
+        return self.lib.gdr_close(handle)
 
 
 class Gdr(Closing):
@@ -63,7 +69,7 @@ class Gdr(Closing):
         if not handle:
             raise lib.error(errno.ENODEV, "gdr_open")
         self._state = GdrState(lib, handle)
-        release_when_gone(self, self._state.guard, self._state.close)
+        release_locked_when_gone(self, self._state.guard, self._state.close_locked)
 
     def close(self):
         """Unmap and unpin everything still held, and close the library (gdr_close)."""
@@ -74,26 +80,30 @@ class Gdr(Closing):
         return self._state.handle is None
 
     def _query(self, function, call):
+        """call(lib, handle) under the lock; its failure raised with the library's reason."""
         state = self._state
-        with state.guard.lock:
+        with state.guard:
             handle = state.live(function)
             state.lib.forget_errors()
             ret = call(state.lib, handle)
-        if ret:
-            raise state.lib.error(ret, function, state.hint())
+            if ret:
+                raise state.lib.error(ret, function)
 
     @property
     def backend(self):
         """The backend in use: "gdrdrv", "dmabuf" or "vulkan" (None from GDRCopy's library,
         which does not say)."""
+        state = self._state
         value = ctypes.c_int()
-        try:
-            self._query("gdr_get_attribute", lambda lib, g: lib.gdr_get_attribute(
-                g, _library.GDR_ATTR_EXT_BACKEND, ctypes.byref(value)))
-        except InvalidArgument:
-            if self.closed:
-                raise
-            return None
+        with state.guard:
+            handle = state.live("gdr_get_attribute")
+            state.lib.forget_errors()
+            ret = state.lib.gdr_get_attribute(handle, _library.GDR_ATTR_EXT_BACKEND,
+                                              ctypes.byref(value))
+            if ret == errno.EINVAL:
+                return None  # an attribute GDRCopy's library does not know
+            if ret:
+                raise state.lib.error(ret, "gdr_get_attribute")
         return _library.BACKEND_NAMES.get(value.value)
 
     @property
@@ -107,11 +117,12 @@ class Gdr(Closing):
     def pin(self, obj, size=None):
         """Pin GPU memory for CPU mapping: obj is an object with __cuda_array_interface__ or
         DLPack (a CUDA tensor, a CuPy array, a gdrcopy.alloc() buffer), kept alive while
-        pinned, or a device pointer with size. Returns a Pin."""
+        pinned, or a device pointer with size. Returns a Pin; memory its owner marks read-only
+        gives a Pin whose Mapping refuses writes."""
         found = device_range(obj, size)
         state = self._state
         try:
-            with state.guard.lock:
+            with state.guard:
                 handle = state.live("gdr_pin_buffer_v2")
                 mh = _library.gdr_mh_t()
                 state.lib.forget_errors()
@@ -127,9 +138,8 @@ class Gdr(Closing):
         return Pin(self, pin_state)
 
     def _pin_hint(self, ret, handle):
-        hint = self._state.hint()
-        if hint or ret != errno.ENOTSUP:
-            return hint
+        if ret != errno.ENOTSUP:
+            return ""
         value = ctypes.c_int()
         if (self._state.lib.gdr_get_attribute(handle, _library.GDR_ATTR_EXT_BACKEND,
                                               ctypes.byref(value)) == 0

@@ -6,7 +6,7 @@ import errno
 from typing import NamedTuple
 
 from . import _library
-from ._lifetime import Closing, release_when_gone
+from ._lifetime import Closing, release_locked_when_gone
 from .errors import GdrError, InvalidArgument
 from .mapping import Mapping, MappingState, MappingType
 
@@ -23,7 +23,7 @@ class PinInfo(NamedTuple):
 
 
 class PinState:
-    """The library's handle and the memory it pins. Guarded by its GdrState's lock."""
+    """The library's handle and the memory it pins. Guarded by its GdrState's guard."""
 
     def __init__(self, gdr_state, mh, found):
         self.gdr_state = gdr_state
@@ -41,12 +41,12 @@ class PinState:
     def info(self):
         g = self.gdr_state
         raw = _library.gdr_info_v2_t()
-        with g.guard.lock:
+        with g.guard:
             handle = self.live("gdr_get_info_v2")
             g.lib.forget_errors()
             ret = g.lib.gdr_get_info_v2(handle, self.mh, ctypes.byref(raw))
-        if ret:
-            raise g.lib.error(ret, "gdr_get_info_v2", g.hint())
+            if ret:
+                raise g.lib.error(ret, "gdr_get_info_v2")
         return PinInfo(raw.va, raw.mapped_size, raw.page_size, bool(raw.mapped),
                        bool(raw.wc_mapping), MappingType(raw.mapping_type))
 
@@ -54,7 +54,7 @@ class PinState:
         g = self.gdr_state
         raw = _library.gdr_info_v2_t()
         va = ctypes.c_void_p()
-        with g.guard.lock:
+        with g.guard:
             handle = self.live("gdr_map")
             if self.mapping is not None:
                 raise GdrError(errno.EAGAIN, "gdr_map", "this Pin is already mapped",
@@ -62,18 +62,27 @@ class PinState:
             g.lib.forget_errors()
             ret = g.lib.gdr_get_info_v2(handle, self.mh, ctypes.byref(raw))
             if ret:
-                raise g.lib.error(ret, "gdr_get_info_v2", g.hint())
-            ret = g.lib.gdr_map(handle, self.mh, ctypes.byref(va), raw.mapped_size)
+                raise g.lib.error(ret, "gdr_get_info_v2")
+            map_size = raw.mapped_size
+            ret = g.lib.gdr_map(handle, self.mh, ctypes.byref(va), map_size)
             if ret:
-                raise g.lib.error(ret, "gdr_map", g.hint())
+                raise g.lib.error(ret, "gdr_map")
             ret = g.lib.gdr_get_info_v2(handle, self.mh, ctypes.byref(raw))
             if ret:
-                g.lib.gdr_unmap(handle, self.mh, va, raw.mapped_size)
-                raise g.lib.error(ret, "gdr_get_info_v2", g.hint())
-            # The mapping starts at info.va, the GPU page holding the pinned address.
-            self.mapping = MappingState(self, va.value, raw.mapped_size,
-                                        va.value + (self.found.ptr - raw.va), self.found.size,
-                                        MappingType(raw.mapping_type))
+                e = g.lib.error(ret, "gdr_get_info_v2")
+                g.lib.gdr_unmap(handle, self.mh, va, map_size)
+                raise e
+            # The mapping starts at info.va, the GPU page holding the pinned address; copies
+            # are checked against the pin's size, so that must lie within what was mapped.
+            offset = self.found.ptr - raw.va
+            if offset < 0 or offset + self.found.size > min(map_size, raw.mapped_size):
+                g.lib.gdr_unmap(handle, self.mh, va, map_size)
+                raise GdrError(errno.EIO, "gdr_map", f"the library mapped {map_size} bytes "
+                               f"from {raw.va:#x} ({raw.mapped_size} after mapping), which do "
+                               f"not hold the pin's {self.found.size} bytes at "
+                               f"{self.found.ptr:#x}", "report this library's behaviour")
+            self.mapping = MappingState(self, va.value, map_size, va.value + offset,
+                                        self.found.size, MappingType(raw.mapping_type))
             return self.mapping
 
     def unmap_locked(self, mapping):
@@ -85,23 +94,37 @@ class PinState:
         ret = g.lib.gdr_unmap(handle, self.mh, mapping.va, mapping.map_size)
         if ret:
             mapping.reopen()
-            raise g.lib.error(ret, "gdr_unmap", g.hint())
+            raise g.lib.error(ret, "gdr_unmap")
         self.mapping = None
 
     def unpin(self):
+        with self.gdr_state.guard:
+            unpinned = self.unpin_locked()
+        if unpinned:
+            self.found.release()
+
+    def unpin_locked(self):
+        """Unmap if mapped, then gdr_unpin_buffer, with the GdrState's lock held: True when it
+        unpinned, False when the pin or its Gdr was closed already."""
         g = self.gdr_state
-        with g.guard.lock:
-            if self.closed or g.handle is None:
-                return
-            if self.mapping is not None:
-                self.unmap_locked(self.mapping)
-            g.lib.forget_errors()
-            ret = g.lib.gdr_unpin_buffer(g.handle, self.mh)
-            if ret:
-                raise g.lib.error(ret, "gdr_unpin_buffer", g.hint())
-            self.closed = True
-            g.pins.discard(self)
-        self.found.release()
+        if self.closed or g.handle is None:
+            return False
+        if self.mapping is not None:
+            self.unmap_locked(self.mapping)
+        handle = self.live("gdr_unpin_buffer")
+        g.lib.forget_errors()
+        ret = g.lib.gdr_unpin_buffer(handle, self.mh)
+        if ret:
+            raise g.lib.error(ret, "gdr_unpin_buffer")
+        self.closed = True
+        g.pins.discard(self)
+        return True
+
+    def release_locked(self):
+        """The Pin's finalizer: unpin_locked, and the memory's owner let go (under the lock:
+        a finalizer has no later moment that is safe)."""
+        if self.unpin_locked():
+            self.found.release()
 
     def forget(self):
         """The library released this pin (gdr_close): only the Python side is left to end."""
@@ -111,6 +134,10 @@ class PinState:
         self.closed = True
         self.found.release()
 
+    @property
+    def readonly(self):
+        return self.found.readonly
+
 
 class Pin(Closing):
     """Pinned GPU memory: [ptr, ptr + size) of the object or device pointer given to
@@ -119,7 +146,7 @@ class Pin(Closing):
     def __init__(self, gdr, state):
         self._gdr = gdr
         self._state = state
-        release_when_gone(self, state.gdr_state.guard, state.unpin)
+        release_locked_when_gone(self, state.gdr_state.guard, state.release_locked)
 
     @property
     def gdr(self):
@@ -137,6 +164,12 @@ class Pin(Closing):
     @property
     def closed(self):
         return self._state.closed
+
+    @property
+    def readonly(self):
+        """True when the memory's owner marked it read-only (DLPack's read-only flag,
+        __cuda_array_interface__'s data[1]): its Mapping reads, and refuses writes."""
+        return self._state.readonly
 
     @property
     def info(self):

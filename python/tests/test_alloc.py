@@ -64,3 +64,13 @@ def test_no_such_device():
         gdrcopy.alloc(4096, device=7)
     assert e.value.errno == errno.ENODEV
     assert "CUDA_ERROR_INVALID_DEVICE" in e.value.reason
+
+
+@pytest.mark.parametrize("nbytes", [(1 << 64) + 1, 1 << 64, (1 << 64) - 1])
+def test_sizes_past_64_bits_are_refused(cuda, nbytes):
+    # ctypes would keep only the low 64 bits of the (rounded) size and allocate that little.
+    before = cuda.counters()["allocations"] if cuda.is_sim else None
+    with pytest.raises(gdrcopy.InvalidArgument, match="64-bit size"):
+        gdrcopy.alloc(nbytes)
+    if cuda.is_sim:
+        assert cuda.counters()["allocations"] == before

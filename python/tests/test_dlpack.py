@@ -4,7 +4,11 @@ field, with the protocol's ownership rules), and pins of objects that offer only
 __cuda_array_interface__."""
 
 import ctypes
+import errno
 import gc
+import os
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -122,3 +126,69 @@ def test_cuda_array_interface_refusals(gdr, buf, kwargs, match):
     args = {"ptr": buf.ptr, "shape": (16, 4), "typestr": "<f4", **kwargs}
     with pytest.raises(gdrcopy.InvalidArgument, match=match):
         gdr.pin(ArrayInterface(**args))
+
+
+class ReadOnlyDLPack(DLPackOnly):
+    """A DLPack 1.0 producer that marks its tensor read-only (a versioned capsule only)."""
+
+    def __init__(self, buf):
+        super().__init__(buf)
+        self.asked = []
+
+    def __dlpack__(self, **kwargs):
+        self.asked.append(kwargs)
+        capsule = self.buf.__dlpack__(**kwargs)
+        if capsule_name(capsule) == _dlpack.VERSIONED_NAME:
+            managed(capsule, _dlpack.DLManagedTensorVersioned)[1].flags |= \
+                _dlpack.FLAG_READ_ONLY
+        return capsule
+
+
+class LegacyDLPack(DLPackOnly):
+    """A producer older than DLPack 1.0: __dlpack__ takes only stream."""
+
+    def __dlpack__(self, stream=None):
+        return self.buf.__dlpack__()
+
+
+def check_read_only(gdr, obj, buf, cuda):
+    cuda.htod(buf.ptr, b"original")
+    with gdr.pin(obj) as p, p.map() as m:
+        with pytest.raises(gdrcopy.GdrError) as e:
+            m.write(b"changed!")
+        assert e.value.errno == errno.EACCES and "read-only" in e.value.reason
+        assert m.read(8) == b"original"
+        assert p.readonly
+    assert cuda.dtoh(buf.ptr, 8) == b"original"
+
+
+def test_read_only_dlpack_memory_is_mapped_for_reading_only(gdr, buf, cuda):
+    producer = ReadOnlyDLPack(buf)
+    check_read_only(gdr, producer, buf, cuda)
+    assert producer.asked == [{"max_version": (1, 0)}]
+    assert _dlpack.live_exports() == 0
+
+
+def test_read_only_cuda_array_interface_memory_is_mapped_for_reading_only(gdr, buf, cuda):
+    view = ArrayInterface(buf.ptr, (buf.nbytes,), "|u1")
+    view.__cuda_array_interface__["data"] = (buf.ptr, True)
+    check_read_only(gdr, view, buf, cuda)
+
+
+def test_writable_memory_stays_writable(gdr, buf):
+    for obj in (buf, DLPackOnly(buf), LegacyDLPack(buf)):
+        with gdr.pin(obj) as p, p.map() as m:
+            assert not p.readonly
+            assert m.write(b"ok") == 2
+
+
+def test_capsules_alive_at_exit_end_quietly():
+    # Capsules that outlive the package's modules are destroyed at the interpreter's very end,
+    # after the modules' globals are gone (sys's names with a leading underscore go last).
+    code = ("import sys, gdrcopy\n"
+            "b = gdrcopy.alloc(4096)\n"
+            "sys._kept_capsules = [b.__dlpack__(), b.__dlpack__(max_version=(1, 0))]\n"
+            "print('exiting')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, env=os.environ.copy())
+    assert (r.returncode, r.stdout, r.stderr) == (0, "exiting\n", "")

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Every failure is an OSError with the library's errno and reason."""
 
+import copy
 import ctypes
 import errno
+import pickle
 
 import pytest
 
@@ -48,3 +50,20 @@ def test_a_library_without_reasons_says_how_to_see_them(monkeypatch):
     e = lib.error(errno.EIO, "gdr_map")
     assert isinstance(e, gdrcopy.GdrError) and e.errno == errno.EIO
     assert "GDRCOPY_ENABLE_LOGGING=1" in str(e)
+
+
+@pytest.mark.parametrize("e", [
+    gdrcopy.GdrError(errno.ENOTSUP, "gdr_pin_buffer_v2", "the reason", "a hint"),
+    gdrcopy.GdrError(errno.EIO, "gdr_map"),
+    gdrcopy.InvalidArgument("pin", "bad", "do this"),
+], ids=["GdrError", "no-reason", "InvalidArgument"])
+def test_pickle_round_trip(e):
+    # multiprocessing and concurrent.futures send exceptions between processes this way.
+    e.note = "kept"
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is type(e)
+    assert (str(back), back.args, back.errno, back.function, back.reason) == \
+        (str(e), e.args, e.errno, e.function, e.reason)
+    assert back.hint == e.hint
+    assert back.note == "kept"
+    assert str(copy.copy(e)) == str(e)

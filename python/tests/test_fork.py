@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: MIT
 """fork: a child inherits the parent's Gdr, Pin, Mapping and DeviceBuffer objects. Their
-explicit calls must raise the library's error as an OSError (never crash), the garbage collector
-must call nothing for them, and the parent's objects must keep working."""
+explicit calls must raise InvalidArgument without calling the library (never crash), the garbage
+collector must call nothing for them, and the parent's objects must keep working."""
 
-import ctypes
 import errno
 import gc
 import json
@@ -108,15 +107,31 @@ def test_garbage_collection_in_a_child_calls_nothing(cuda):
     objs["gdr"].close()
 
 
+LIBRARY_CALLS = ("gdr_get_info_v2", "gdr_map", "gdr_unmap", "gdr_unpin_buffer",
+                 "gdr_pin_buffer_v2", "gdr_driver_get_version", "gdr_get_attribute", "gdr_close",
+                 "gdr_copy_to_mapping", "gdr_copy_from_mapping")
+
+
+def record_library_calls():
+    """In the child: every library call recorded, and refused as a fork-safe library would."""
+    called = []
+    lib = _library.library()
+    for name in LIBRARY_CALLS:
+        setattr(lib, name, lambda *args, name=name: called.append(name) or errno.ECHILD)
+    return called
+
+
 def call_everything(g, b, p, m, idle):
     """Each explicit call on inherited objects: {name: [errno or 0, message]}."""
     calls = {
         "Mapping.write": lambda: m.write(b"child"),
         "Mapping.read": lambda: m.read(8),
+        "Mapping.read(out)": lambda: m.read(bytearray(8)),
         "Pin.info": lambda: p.info,
         "Pin.map": lambda: idle.map(),
         "Gdr.pin": lambda: g.pin(b.ptr, 4096),
         "Gdr.driver_version": lambda: g.driver_version,
+        "Gdr.backend": lambda: g.backend,
         "Mapping.close": lambda: m.close(),
         "Pin.close": lambda: p.close(),
         "Gdr.close": lambda: g.close(),
@@ -131,43 +146,67 @@ def call_everything(g, b, p, m, idle):
     return results
 
 
-def check_results(results, errno_):
+def check_results(results):
     for name, (err, message) in results.items():
-        if name == "Gdr.close" and err == 0:
-            continue  # gdr_close in a child may free the library's own memory and succeed
-        assert err == errno_, f"{name}: {message or 'no error'} (expected errno {errno_})"
-        assert "fork()" in message, f"{name}: {message}"
+        assert err == errno.EINVAL, f"{name}: {message or 'no error'} (expected EINVAL)"
+        assert "made before fork()" in message, f"{name}: {message}"
 
 
-def test_explicit_calls_in_a_child_raise_the_librarys_error(inherited, cuda):
+def test_explicit_calls_in_a_child_are_refused(inherited, cuda):
     def child():
-        g, _, p, _, _ = inherited
-        info = _library.gdr_info_v2_t()
-        with g._state.guard.lock:
-            probe = _library.library().gdr_get_info_v2(g._state.handle, p._state.mh,
-                                                       ctypes.byref(info))
-        if probe == 0:
-            pytest.skip("this libgdrapi lets a fork child use its parent's handles "
-                        "(gdr_get_info_v2 succeeded): it is not fork-safe yet (issue 11)")
-        return {"probe": probe, "results": call_everything(*inherited)}
+        results = call_everything(*inherited)
+        g, _, p, m, _ = inherited
+        return {"results": results, "closed": [g.closed, p.closed, m.closed]}
 
     out = in_child(child)
-    check_results(out["results"], out["probe"])
+    check_results(out["results"])
+    assert out["closed"] == [False, False, False]  # a refused close changes nothing
     check_parent_still_works(inherited[3], cuda, inherited[1])
 
 
-def test_explicit_calls_in_a_child_surface_a_refusal(inherited, cuda):
-    """The same calls against a library that refuses every call in a child with one errno, as
-    the fork-safe library does, whatever the library under test does today."""
-    refused = errno.ECHILD
+def test_explicit_calls_in_a_child_never_reach_the_library(inherited, cuda):
+    """On GDRCopy's library a child's copy would touch an address that the child does not
+    have (mappings are not inherited), so the bindings refuse before calling it."""
+    def child():
+        called = record_library_calls()
+        return {"results": call_everything(*inherited), "called": called}
+
+    out = in_child(child)
+    assert out["called"] == []
+    check_results(out["results"])
+    check_parent_still_works(inherited[3], cuda, inherited[1])
+
+
+def test_a_release_queued_in_a_child_calls_nothing(gdr, cuda):
+    """A finalizer that finds the inherited Gdr's lock taken queues its release; run when the
+    lock is let go, it still calls nothing."""
+    objs = {"buf": gdrcopy.alloc(64 << 10)}
+    objs["pin"] = gdr.pin(objs["buf"])
 
     def child():
-        lib = _library.library()
-        for name in ("gdr_get_info_v2", "gdr_map", "gdr_unmap", "gdr_unpin_buffer",
-                     "gdr_pin_buffer_v2", "gdr_driver_get_version", "gdr_close",
-                     "gdr_copy_to_mapping", "gdr_copy_from_mapping"):
-            setattr(lib, name, lambda *args: refused)
-        return call_everything(*inherited)
+        called = record_library_calls()
+        guard = gdr._state.guard
+        gone = weakref.ref(objs["pin"])
+        with guard:
+            del objs["pin"]
+            queued = len(guard._queued)
+        return {"queued": queued, "left": len(guard._queued), "called": called,
+                "alive": gone() is not None}
 
-    check_results(in_child(child), refused)
-    check_parent_still_works(inherited[3], cuda, inherited[1])
+    assert in_child(child) == {"queued": 1, "left": 0, "called": [], "alive": False}
+    objs["pin"].close()
+
+
+def test_releases_queued_in_the_parent_are_dropped_in_the_child(gdr):
+    ran = []
+    guard = gdr._state.guard
+    with guard:
+        guard.release_later(lambda: ran.append(os.getpid()))
+        assert ran == []
+
+        def child():
+            return {"queued": len(guard._queued), "ran": ran}
+
+        # The child sees the parent's lock as free, and none of its queued releases.
+        assert in_child(child) == {"queued": 0, "ran": []}
+    assert ran == [os.getpid()]

@@ -2,6 +2,7 @@
 """Loading libgdrapi, the layouts the package declares, and Gdr's life."""
 
 import ctypes
+import ctypes.util
 import errno
 import json
 import os
@@ -82,3 +83,43 @@ def test_context_manager_closes():
     with gdrcopy.open() as g:
         pass
     assert g.closed
+
+
+class OlderLibrary:
+    """A libgdrapi of GDRCopy 2.4: the real one without the functions 2.5 added, saying 2.4."""
+
+    ADDED_IN_2_5 = ("gdr_pin_buffer_v2", "gdr_get_attribute")
+
+    def __init__(self, path, real=ctypes.CDLL):
+        self._dll = real(path)
+
+        @ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+        def version(major, minor):
+            major[0], minor[0] = 2, 4
+        self.gdr_runtime_get_version = version
+
+    def __getattr__(self, name):
+        if name in self.ADDED_IN_2_5:
+            raise AttributeError(f"undefined symbol: {name}")
+        return getattr(self._dll, name)
+
+
+def test_an_older_library_says_what_to_do(monkeypatch):
+    path = _library.library().path
+    monkeypatch.setattr(_library.ctypes, "CDLL", OlderLibrary)
+    with pytest.raises(gdrcopy.GdrError) as e:
+        _library.Library(path)
+    assert e.value.errno == errno.ENOSYS
+    assert e.value.function == f"loading {path}"
+    assert "gdr_pin_buffer_v2, gdr_get_attribute" in e.value.reason
+    assert "older than GDRCopy 2.5 (it says 2.4)" in e.value.reason
+    assert "2.5 or later" in str(e.value) and "GDRCOPY_LIBRARY" in str(e.value)
+
+
+def test_a_library_that_is_not_libgdrapi_is_refused():
+    libc = ctypes.util.find_library("c")
+    if not libc:
+        pytest.skip("no libc found to stand in for a library that is not libgdrapi")
+    err, message, reason = open_in_a_new_process(GDRCOPY_LIBRARY=libc)
+    assert err == errno.ENOSYS
+    assert "not a libgdrapi" in reason and "GDRCOPY_LIBRARY" in message

@@ -2,6 +2,7 @@
 """Mapping.write and Mapping.read: data, bounds, buffer kinds, and what the GPU side sees."""
 
 import array
+import errno
 import os
 
 import numpy as np
@@ -105,3 +106,48 @@ def test_properties(mapped, buf):
     assert mapped.mapping_type == gdrcopy.MappingType.WC
     assert not mapped.closed
     assert "WC" in repr(mapped)
+
+
+def test_numpy_integers_as_offsets_and_counts(mapped, cuda):
+    mapped.write(b"numpy", np.int64(3))
+    assert cuda.dtoh(mapped.pin.ptr + 3, 5) == b"numpy"
+    assert mapped.read(np.int64(5), np.uint32(3)) == b"numpy"
+    out = bytearray(5)
+    assert mapped.read(out, np.int16(3)) == b"numpy"
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda m: m.write(b"x", 1.5), "offset"),
+    (lambda m: m.write(b"x", np.float64(2.0)), "offset"),
+    (lambda m: m.read(4, 2.0), "offset"),
+    (lambda m: m.read(4.0), "n_or_out"),
+])
+def test_floats_are_type_errors_naming_the_argument(mapped, call, name):
+    with pytest.raises(TypeError, match=f"{name} must be"):
+        call(mapped)
+
+
+@pytest.mark.parametrize("offset", [0, -1, 65536])
+def test_a_huge_read_is_refused_before_allocating(mapped, offset):
+    with pytest.raises(gdrcopy.InvalidArgument, match="do not fit"):
+        mapped.read(1 << 62, offset)
+
+
+@pytest.mark.parametrize("direction", ["write", "read"])
+def test_a_failed_copy_says_what_was_asked_of_which_mapping(mapped, monkeypatch, direction):
+    lib = mapped.pin.gdr._state.lib
+    name = "gdr_copy_to_mapping" if direction == "write" else "gdr_copy_from_mapping"
+    calls = []
+    monkeypatch.setattr(lib, name, lambda *args: calls.append(args) or errno.EINVAL)
+    with pytest.raises(gdrcopy.InvalidArgument) as e:
+        mapped.write(b"abc", 8) if direction == "write" else mapped.read(3, 8)
+    assert len(calls) == 1  # the library keeps no reason for copies: asking again gains nothing
+    p = mapped.pin
+    assert e.value.function == name
+    assert "3 bytes at offset 8" in e.value.reason
+    assert f"[{p.ptr:#x}, {p.ptr + p.size:#x})" in e.value.reason
+
+
+def test_read_rate_quoted_is_the_measured_one():
+    # docs/performance.md measured 0.7-1.0 GB/s; docs/python.md quotes it too.
+    assert "0.7-1.0 GB/s" in " ".join(gdrcopy.mapping.__doc__.split())

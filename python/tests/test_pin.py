@@ -5,6 +5,7 @@ import errno
 import gc
 import weakref
 
+import numpy as np
 import pytest
 
 import gdrcopy
@@ -165,3 +166,50 @@ def test_objects_that_go_release_what_they_hold(sim, drop):
         del b
     gc.collect()
     assert sim.counters()["handle_refs"] == before + (0 if drop == "everything" else 1)
+
+
+@pytest.mark.parametrize("ptr_from_end, size", [
+    (0, 4096),                       # ptr = 2**64
+    (-(1 << 20), 1 << 64),           # ptr + size wraps to ptr - 1 MiB
+    (1 << 20, 65536),                # ptr = 2**64 + 1 MiB: ctypes would pin ptr = 1 MiB
+    (None, (1 << 64) + 65536),       # the buffer's ptr, a size that c_size_t cuts to 64 KiB
+    (None, (1 << 64) - 1),
+])
+def test_ranges_past_64_bits_are_refused_before_the_library(gdr, buf, monkeypatch,
+                                                           ptr_from_end, size):
+    ptr = buf.ptr if ptr_from_end is None else (1 << 64) + ptr_from_end
+    lib = gdr._state.lib
+    called = []
+    monkeypatch.setattr(lib, "gdr_pin_buffer_v2", lambda *args: called.append(args) or 0)
+    with pytest.raises(gdrcopy.InvalidArgument, match="64-bit address space"):
+        gdr.pin(ptr, size)
+    assert called == []
+
+
+def test_pointer_and_size_of_numpy_integers(gdr, buf):
+    with gdr.pin(np.uint64(buf.ptr), np.int64(4096)) as p:
+        assert (p.ptr, p.size) == (buf.ptr, 4096)
+        assert type(p.ptr) is int and type(p.size) is int
+
+
+def test_a_mapping_never_covers_more_than_the_library_mapped(gdr, buf, monkeypatch):
+    lib = gdr._state.lib
+    real = lib.gdr_get_info_v2
+    calls = []
+
+    def smaller_after_map(g, mh, info):
+        ret = real(g, mh, info)
+        calls.append(ret)
+        if len(calls) == 2:  # map() asks before gdr_map and after: shrink the second answer
+            info._obj.mapped_size = 4096
+        return ret
+
+    with gdr.pin(buf) as p:
+        monkeypatch.setattr(lib, "gdr_get_info_v2", smaller_after_map)
+        with pytest.raises(gdrcopy.GdrError) as e:
+            p.map()
+        monkeypatch.setattr(lib, "gdr_get_info_v2", real)
+        assert e.value.errno == errno.EIO and "do not hold the pin's" in e.value.reason
+        assert not p.info.mapped  # unmapped again, with the size it was mapped with
+        with p.map() as m:
+            assert m.size == buf.nbytes
