@@ -89,7 +89,7 @@ empty :=
 TEST_GOALS := test check test-build check-build check-build-sanitize check-gpu run
 ifeq ($(HAVE_CUDA_H),0)
 ifneq ($(filter $(TEST_GOALS),$(MAKECMDGOALS)),)
-$(error no cuda.h in $(CUDA_INCLUDE), which the tests need: set CUDA= (the toolkit) or CUDA_INCLUDE=)
+$(error no cuda.h in $(CUDA_INCLUDE), which make $(filter $(TEST_GOALS),$(MAKECMDGOALS)) needs (the tools and tests are built with it): install the CUDA toolkit headers (Debian: nvidia-cuda-dev from non-free, or NVIDIA's cuda-cudart-dev-13-0) and set CUDA= to the toolkit or CUDA_INCLUDE= to the directory of cuda.h)
 endif
 endif
 
@@ -160,7 +160,7 @@ config_gdrdrv = gdrdrv.ko: $(if $(KDIR),against $(KDIR),not built: no kernel bui
 # Not under -s: a make that answers a question (tests/cross asks for lists) prints only that.
 MAKE_SHORT_FLAGS := $(filter-out -% %=%,$(firstword $(MAKEFLAGS)))
 ifeq ($(MAKELEVEL)$(findstring s,$(MAKE_SHORT_FLAGS)),0)
-ifneq ($(filter-out clean deps uninstall config version help,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean deps uninstall config version,$(or $(MAKECMDGOALS),all)),)
 $(foreach line,library cuda tools gdrdrv,$(info $(empty)  CONFIG  $(config_$(line))))
 endif
 endif

@@ -490,8 +490,8 @@ static void leakage_pin_pages_fork_cumemalloc(void)
 	pid_t pid;
 
 	if (access(REFCOUNT_FILE, R_OK))
-		sanity_waive("%s is absent (gdrdrv without dbg_enabled, gdrdrv older than 2.5, or "
-			     "not root)", REFCOUNT_FILE);
+		sanity_waive("%s is absent (no gdrdrv loaded; NVIDIA's gdrdrv without dbg_enabled=1 "
+			     "or older than 2.5; or not root)", REFCOUNT_FILE);
 	need_gdrdrv("the refcount is gdrdrv's");
 	ctx_init(&c);
 	before = read_refcount();

@@ -61,7 +61,7 @@ CLIENT
 	fi
 	if mk $nocuda test >"$tmp/nocuda-test.log" 2>&1; then
 		result fail no_cuda_headers_test "make test went on without CUDA's headers"
-	elif grep -q "no cuda.h in $tmp/no-cuda-here, which the tests need" "$tmp/nocuda-test.log"; then
+	elif grep -q "no cuda.h in $tmp/no-cuda-here, which make test needs (the tools and tests are built with it): install the CUDA toolkit headers" "$tmp/nocuda-test.log"; then
 		result pass no_cuda_headers_test
 	else
 		result fail no_cuda_headers_test "not the one-line refusal: $(tail -n 1 "$tmp/nocuda-test.log")"
