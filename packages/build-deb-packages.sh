@@ -28,6 +28,9 @@ if [ -z "${CUDA:-}" ] && [[ $profiles != *notools* ]]; then
 	exit 1
 fi
 
+# make runs in the repository's root: a relative CUDA= means the caller's directory.
+[ -z "${CUDA:-}" ] || CUDA=$(realpath -m -- "$CUDA")
+
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-deb.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 profiles=${profiles# }

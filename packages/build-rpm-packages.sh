@@ -25,6 +25,9 @@ if [ -z "${CUDA:-}" ]; then
 	exit 1
 fi
 
+# make runs in the repository's root: a relative CUDA= means the caller's directory.
+[ -z "${CUDA:-}" ] || CUDA=$(realpath -m -- "$CUDA")
+
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/gdrcopy-rpm.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 make --no-print-directory -C "$here/.." BUILD="$scratch" CUDA="$CUDA" KMOD=$kmod rpm

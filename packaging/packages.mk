@@ -15,7 +15,8 @@ DEB_OUT := $(BUILD)/deb
 RPM_TOP := $(abspath $(BUILD)/rpm)
 DEB_FLAGS ?=
 KMOD ?= 0
-KVER ?= $(notdir $(patsubst %/build,%,$(lastword $(sort $(wildcard /lib/modules/*/build)))))
+# sort -V: make's sort is lexical, and would put 6.1.0-9 after 6.1.0-10.
+KVER ?= $(notdir $(patsubst %/build,%,$(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)))
 # kernel/kernel.mk's KDIR defaults to the running kernel's tree; here only a KDIR given on the
 # command line or in the environment counts.
 RPM_KDIR := $(if $(filter command line environment,$(origin KDIR)),$(KDIR),/lib/modules/$(KVER)/build)

@@ -28,8 +28,29 @@ done
 nv_src=${matching:-$newest}
 
 if [ -n "$nv_src" ]; then
+	if [ -n "$nv_version" ] && [ -z "$matching" ]; then
+		echo "gdrdrv: WARNING: the installed nvidia module is $nv_version, but /usr/src has no" \
+			"nvidia-$nv_version tree; building against $nv_src, whose symbol versions may not" \
+			"match it (then modprobe gdrdrv fails: install that driver's DKMS sources)" >&2
+	fi
 	echo "gdrdrv: building against $nv_src/nv-p2p.h"
 	exec make KDIR="$kdir" NVIDIA_SRC_DIR="$nv_src" "$@"
 fi
 echo "gdrdrv: no NVIDIA driver sources in /usr/src; building against gdrdrv's own nv-p2p.h"
+# Without sources, the flavor of the nvidia module installed for this kernel (a precompiled
+# one, or the .run installer's): Linux refuses the open flavor's gdrdrv next to the proprietary
+# driver, whose license does not say GPL.
+if [ -z "${NVIDIA_FLAVOR:-}" ] && [ -z "${NVIDIA_IS_OPENSOURCE:-}" ]; then
+	license=$(modinfo -k "$kver" -F license nvidia 2>/dev/null ||
+		modinfo -k "$kver" -F license nvidia-current 2>/dev/null || true)
+	case $license in
+	'') ;;
+	*GPL*) NVIDIA_FLAVOR=open ;;
+	*) NVIDIA_FLAVOR=proprietary ;;
+	esac
+	if [ -n "${NVIDIA_FLAVOR:-}" ]; then
+		echo "gdrdrv: the nvidia module of $kver is licensed \"$license\": the $NVIDIA_FLAVOR flavor"
+		export NVIDIA_FLAVOR
+	fi
+fi
 exec make KDIR="$kdir" "$@"

@@ -25,3 +25,14 @@ $(INSTALL_TEST): tests/pkg/test_install.sh
 
 check-build: $(INSTALL_TEST)
 CHECK_TESTS += $(INSTALL_TEST)
+
+# DKMS's build script's choice of NVIDIA driver flavor, with make and modinfo stood in for
+# (tests/pkg/test_dkms_make.sh): tier 1, it installs and builds nothing.
+DKMS_MAKE_TEST := $(BUILD)/tests/pkg/test_dkms_make
+
+$(DKMS_MAKE_TEST): tests/pkg/test_dkms_make.sh
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(CURDIR) >$@ && chmod +x $@
+
+test-build: $(DKMS_MAKE_TEST)
+TEST_TESTS += $(DKMS_MAKE_TEST)

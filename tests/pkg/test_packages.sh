@@ -302,5 +302,20 @@ else
 		tail -n 20 "$logs/rpm-build.log"
 		result skip rpm-files "no RPMs"
 	fi
+	# The spec's "--without dkms": no gdrcopy-kmod, and nothing make install wrote left unowned
+	# (rpmbuild stops on "Installed (but unpackaged) file(s)"). Its tests ran in the build above.
+	nodkms=$build/rpm-nodkms
+	if make --no-print-directory -C "$src" BUILD="$nodkms" CUDA="$cuda" rpm \
+		RPMBUILD_FLAGS="--nodeps --nocheck --define 'debug_package %{nil}' --without dkms" \
+		>"$logs/rpm-nodkms.log" 2>&1; then
+		if ls "$nodkms"/rpm/RPMS/*/gdrcopy-kmod-* >/dev/null 2>&1; then
+			result fail rpm-without-dkms "a gdrcopy-kmod was built: $(ls "$nodkms"/rpm/RPMS/*/)"
+		else
+			result pass rpm-without-dkms
+		fi
+	else
+		result fail rpm-without-dkms "$(grep -m 1 -A 2 -E 'error' "$logs/rpm-nodkms.log" | tr '\n' ' ')"
+	fi
+	rm -rf "$nodkms"
 fi
 test_exit
