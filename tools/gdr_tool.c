@@ -216,12 +216,6 @@ void tool_report_impl(gdr_t g, const char *forced)
 		tool_warn("the library did not use --impl %s in either direction", forced);
 }
 
-/* The copy a check is of, for its message. */
-static const char *copy_name(int to_gpu)
-{
-	return to_gpu ? "gdr_copy_to_mapping" : "gdr_copy_from_mapping";
-}
-
 void tool_copy_check_begin(const struct tool_mapping *m, size_t offset, void *host, size_t size,
 			   int to_gpu)
 {
@@ -247,6 +241,6 @@ void tool_copy_check_end(const struct tool_mapping *m, size_t offset, const void
 	if (bad)
 		tool_die("%s of %zu bytes at offset %zu moved the wrong data: %zu words differ "
 			 "between the GPU (read with cuMemcpyDtoH) and the host; its timing means "
-			 "nothing (try another routine with --impl, and report it)", copy_name(to_gpu),
-			 size, offset, bad);
+			 "nothing (try another routine with --impl, and report it)",
+			 to_gpu ? "gdr_copy_to_mapping" : "gdr_copy_from_mapping", size, offset, bad);
 }

@@ -344,7 +344,8 @@ int tool_sweep(const struct tool_common *common, const char *value, int higher_b
 
 	/* A sweep's child sweeping again would re-execute itself without end. */
 	if (tool_sweep_fd >= 0)
-		tool_die("--impl all inside a run of --impl all");
+		tool_die("--impl all inside a run of --impl all (--sweep-fd is for those runs only: "
+			 "leave it out)");
 	runs = run_all(common, &n);
 
 	/* Without the library's own choice there is nothing to compare with: say why, once. */

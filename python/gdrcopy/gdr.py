@@ -79,31 +79,26 @@ class Gdr(Closing):
     def closed(self):
         return self._state.handle is None
 
-    def _query(self, function, call):
-        """call(lib, handle) under the lock; its failure raised with the library's reason."""
+    def _query(self, function, call, answer=0):
+        """call(lib, handle) under the lock; its failure raised with the library's reason, but
+        for the errno answer, which the caller takes as a reply and gets back (else 0)."""
         state = self._state
         with state.guard:
             handle = state.live(function)
             state.lib.forget_errors()
             ret = call(state.lib, handle)
-            if ret:
+            if ret and ret != answer:
                 raise state.lib.error(ret, function)
+        return ret
 
     @property
     def backend(self):
         """The backend in use: "gdrdrv", "dmabuf" or "vulkan" (None from GDRCopy's library,
         which does not say)."""
-        state = self._state
         value = ctypes.c_int()
-        with state.guard:
-            handle = state.live("gdr_get_attribute")
-            state.lib.forget_errors()
-            ret = state.lib.gdr_get_attribute(handle, _library.GDR_ATTR_EXT_BACKEND,
-                                              ctypes.byref(value))
-            if ret == errno.EINVAL:
-                return None  # an attribute GDRCopy's library does not know
-            if ret:
-                raise state.lib.error(ret, "gdr_get_attribute")
+        if self._query("gdr_get_attribute", lambda lib, g: lib.gdr_get_attribute(
+                g, _library.GDR_ATTR_EXT_BACKEND, ctypes.byref(value)), answer=errno.EINVAL):
+            return None  # an attribute GDRCopy's library does not know
         return _library.BACKEND_NAMES.get(value.value)
 
     @property

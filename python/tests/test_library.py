@@ -62,6 +62,18 @@ def test_open_failure_without_a_device():
     assert "backend vulkan: unavailable:" in reason
 
 
+def test_backend_of_a_library_that_does_not_say(gdr, monkeypatch):
+    # GDRCopy's library answers the extension attribute with EINVAL: no backend to name, not an
+    # error; any other failure is one.
+    lib = _library.library()
+    monkeypatch.setattr(lib, "gdr_get_attribute", lambda *args: errno.EINVAL)
+    assert gdr.backend is None
+    monkeypatch.setattr(lib, "gdr_get_attribute", lambda *args: errno.EIO)
+    with pytest.raises(gdrcopy.GdrError) as e:
+        gdr.backend
+    assert e.value.errno == errno.EIO
+
+
 def test_open_close(gdr):
     assert not gdr.closed
     assert gdr.backend in ("gdrdrv", "dmabuf", "vulkan")
