@@ -138,9 +138,20 @@ static void gdrdrv_vma_close(struct vm_area_struct *vma)
 	gdrdrv_mr_put(mr);
 }
 
+/*
+ * Add flags to a VMA that ->mmap is setting up. vm_flags_set() write-locks the VMA first, and on
+ * 6.15+ that takes a GPL-only export (__vma_start_write), which the proprietary flavor must not
+ * import: Linux would refuse to load it next to NVIDIA's driver (GDRCopy 2.5.2's build has that
+ * import). That flavor sets the flags without the lock, as the kernel's own unlocked setters do:
+ * ->mmap runs before the VMA is linked into the tree, so no other thread can find it yet.
+ */
 static void gdrdrv_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
-#ifdef GDRDRV_HAVE_VM_FLAGS_SET
+#if !defined(GDRDRV_NVIDIA_OPENSOURCE) && defined(GDRDRV_HAVE_VMA_FLAGS_SET_WORD)
+	vma_flags_set_word(&vma->flags, flags);
+#elif !defined(GDRDRV_NVIDIA_OPENSOURCE) && defined(GDRDRV_HAVE_VM_FLAGS_INIT)
+	vm_flags_init(vma, vma->vm_flags | flags);
+#elif defined(GDRDRV_HAVE_VM_FLAGS_SET)
 	vm_flags_set(vma, flags);
 #else
 	vma->vm_flags |= flags;

@@ -10,6 +10,9 @@
 #              gcc, this system's (bookworm's gcc-12 builds gdrdrv for them without warnings)
 #       6.12   bookworm-backports': built with gcc-12 and bookworm's glibc, so its kbuild
 #              tools run here (trixie's need trixie's glibc)
+#       newest trixie-backports' kernel, the newest Debian builds, installed with its headers
+#              into a Debian trixie chroot (debootstrap), because its tools and compiler need
+#              trixie's: kdir= (inside the chroot) release= root= (the chroot); needs root
 #   cache.sh nvidia SUITE PACKAGE     NVIDIA's kernel driver sources: src= version= flavor=
 #       bookworm nvidia-kernel-source (535, non-free), trixie nvidia-kernel-source (550,
 #       non-free), bookworm|trixie nvidia-open-kernel-source (535, 550, contrib)
@@ -117,12 +120,49 @@ dep_of() { # deb name-regex
 		sed -nE "s/^($2) \(= ([^)]*)\).*/\1=\2/p; t; s/^($2)( .*)?$/\1/p" | head -n 1
 }
 
+# A Debian trixie chroot holding trixie-backports' newest kernel headers, with the compiler
+# (gcc-14) and tools they were made for; W=1 builds run inside it (tests/kernel/kbuild_lib.sh).
+cmd_kernel_newest() {
+	local dir=$cache/kernels/newest rel log
+	if [ ! -f "$dir/ready" ]; then
+		[ -z "${GDR_TEST_OFFLINE:-}" ] || skip "$GDR_TEST_OFFLINE"
+		[ "$(id -u)" = 0 ] || skip "the newest kernel's build runs in a Debian trixie chroot, which needs root"
+		command -v debootstrap >/dev/null 2>&1 ||
+			skip "no debootstrap, which makes the newest kernel's trixie chroot (apt-get install debootstrap)"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		log=$dir/debootstrap.log
+		# A failure here is the network's or the mirror's: what is fetched is Debian's own.
+		timeout 1200 debootstrap --variant=minbase --include=gcc-14,make,kmod,dwarves,libelf1t64 \
+			trixie "$dir/root" "$mirror" >"$log" 2>&1 ||
+			skip "debootstrap of Debian trixie from $mirror failed (no network?): $(grep -E '^[EW]:' "$log" | tail -n 1)"
+		echo "deb $mirror trixie-backports main" >"$dir/root/etc/apt/sources.list.d/backports.list"
+		log=$dir/headers.log
+		if ! { timeout 600 chroot "$dir/root" apt-get -q update &&
+		       DEBIAN_FRONTEND=noninteractive timeout 900 chroot "$dir/root" apt-get install -y -q \
+				--no-install-recommends -t trixie-backports linux-headers-amd64; } >"$log" 2>&1; then
+			skip "cannot install trixie-backports' linux-headers-amd64 in the chroot (no network?): $(grep -E '^[EW]:' "$log" | tail -n 1)"
+		fi
+		rel=$(find "$dir/root/usr/src" -mindepth 1 -maxdepth 1 -name 'linux-headers-*-amd64' \
+			-printf '%f\n' | sed 's/^linux-headers-//' | sort -V | tail -n 1)
+		[ -n "$rel" ] || { echo "cache.sh: no linux-headers-*-amd64 in $dir/root/usr/src" >&2; exit 1; }
+		echo "$rel" >"$dir/release"
+		chroot "$dir/root" apt-get clean
+		touch "$dir/ready"
+	fi
+	rel=$(cat "$dir/release")
+	echo "kdir=/usr/src/linux-headers-$rel"
+	echo "release=$rel"
+	echo "root=$dir/root"
+}
+
 cmd_kernel() { # series [image]
 	local series=$1 want_image=${2:-} suite
 	case $series in
+	newest) [ -z "$want_image" ] || usage; cmd_kernel_newest; return ;;
 	5.10) suite=bullseye ;;
 	6.12) suite=bookworm-backports ;;
-	*) echo "cache.sh: unknown kernel series $series (5.10 or 6.12)" >&2; exit 2 ;;
+	*) echo "cache.sh: unknown kernel series $series (5.10, 6.12 or newest)" >&2; exit 2 ;;
 	esac
 	local dir=$cache/kernels/$series rel deb
 	if [ ! -f "$dir/ready" ]; then

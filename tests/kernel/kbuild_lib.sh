@@ -15,17 +15,37 @@ command -v sparse >/dev/null 2>&1 && checker=C=1
 # Build gdrdrv into OUT with W=1 (and sparse where installed); the log is OUT.log. Fails CASE,
 # returning 1, when the build fails or says anything that looks like a warning.
 gdrdrv_build() { # case kdir out [make arguments...]
-	local name=$1 kdir=$2 out=$3 hit
+	local name=$1 kdir=$2 out=$3
 	shift 3
-	if ! make -C "$src/kernel" KDIR="$kdir" OUT="$out" W=1 $checker "$@" >"$out.log" 2>&1; then
-		hit=$(grep -m 1 -E 'error|ERROR|\*\*\*' "$out.log")
+	make -C "$src/kernel" KDIR="$kdir" OUT="$out" W=1 $checker "$@" >"$out.log" 2>&1
+	build_verdict "$name" $? "$out.log"
+}
+
+# The same inside ROOT, the Debian chroot cache.sh made for the newest kernel (KDIR is a path
+# in it), through in-root.sh, which shows it this tree and OUT (under TMPDIR) at their paths.
+# Without sparse: Debian's headers lack the script (scripts/checker-valid.sh) with which kbuild
+# decides it may run.
+gdrdrv_build_in_root() { # case root kdir out [make arguments...]
+	local name=$1 root=$2 kdir=$3 out=$4
+	shift 4
+	(cd "$src" && tests/kernel/in-root.sh "$root" \
+		make -C kernel KDIR="$kdir" OUT="$out" W=1 "$@") >"$out.log" 2>&1
+	build_verdict "$name" $? "$out.log"
+}
+
+# Fails CASE, returning 1, when the build's exit status RC is not 0 or its LOG says anything
+# that looks like a warning.
+build_verdict() { # case rc log
+	local name=$1 log=$3 hit
+	if [ "$2" != 0 ]; then
+		hit=$(grep -m 1 -E 'error|ERROR|\*\*\*' "$log")
 		result fail "$name" "the build failed: ${hit:-see below}"
-		tail -n 30 "$out.log"
+		tail -n 30 "$log"
 		return 1
 	fi
-	hit=$(grep -m 1 -iE 'warning|error:' "$out.log")
+	hit=$(grep -m 1 -iE 'warning|error:' "$log")
 	if [ -n "$hit" ]; then
-		result fail "$name" "the build warned (W=1 $checker): $hit"
+		result fail "$name" "the build warned (W=1${checker:+ $checker}): $hit"
 		return 1
 	fi
 	return 0

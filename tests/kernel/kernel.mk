@@ -23,5 +23,6 @@ $(KBUILD_DIR)/test-%: FORCE_KBUILD
 check-build: kbuild-prepare $(KERNEL_TESTS)
 CHECK_TESTS += $(KERNEL_TESTS)
 # pahole: 6.12's headers carry vmlinux, so modules get BTF; xz-utils: NVIDIA's sources are a
-# .tar.xz; binutils: nm and join for the symbol checks; sparse: the builds' checker.
-CHECK_DEBS += dwarves xz-utils binutils coreutils sparse kmod debian-archive-keyring
+# .tar.xz; binutils: nm and join for the symbol checks; sparse: the builds' checker;
+# debootstrap: the newest kernel's trixie chroot.
+CHECK_DEBS += dwarves xz-utils binutils coreutils sparse kmod debian-archive-keyring debootstrap

@@ -5,7 +5,8 @@
 # per machine and outside the tests' time limits. For each item it writes DIR/NAME.env: cache.sh's
 # assignments, or its "SKIP: reason" line, or "FAIL: reason"; the tests read them.
 #   prepare.sh DIR
-# Items: kernel-5.10 (headers), kernel-6.12 (headers and image, for the VM tier), kernel-host
+# Items: kernel-5.10 (headers), kernel-6.12 (headers and image, for the VM tier), kernel-newest
+# (trixie-backports' headers in a trixie chroot), kernel-host
 # (the installed Debian kernel the VM tier boots, 6.1 on bookworm), nvidia-SUITE-PACKAGE (NVIDIA's
 # sources) and nvidia-module-SUITE-PACKAGE (their nvidia.ko, built for the kernel of that Debian
 # release: bookworm's on kernel-host, trixie's on kernel-6.12).
@@ -61,6 +62,7 @@ env_of() { # name variable: its value in NAME.env, empty if that item is a skip 
 echo "kernel build tests: fetching and building into $("$here/cache.sh" dir) (cache.sh)"
 item kernel-5.10 kernel 5.10
 item kernel-6.12 kernel 6.12 image
+item kernel-newest kernel newest
 host=$("$here/../vm/kernel-release.sh")
 if [ -n "$host" ]; then
 	item_says kernel-host "kdir=/lib/modules/$host/build"

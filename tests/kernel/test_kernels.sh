@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# gdrdrv builds for Debian's 5.10 (bullseye) and 6.12 (bookworm-backports) kernels, in both
-# NVIDIA driver flavors, without a warning under W=1 and sparse; modinfo names the flavor; the
+# gdrdrv builds for Debian's 5.10 (bullseye) and 6.12 (bookworm-backports) kernels, and the
+# newest Debian has (trixie-backports', built in a trixie chroot: cache.sh), in both NVIDIA
+# driver flavors, without a warning under W=1 (and sparse, but for the newest); modinfo names the
+# flavor; the
 # proprietary flavor imports no GPL-only kernel symbol (kernel/check-gplonly-imports.sh, which
 # must refuse the open flavor's module). The installed 6.1 is tests/kernel/test_gdrdrv_build.sh's.
 #   test_kernels.sh DIR      DIR: where tests/kernel/prepare.sh wrote its items
@@ -9,7 +11,7 @@ set -u
 envdir=$1
 . "$(dirname "$0")/kbuild_lib.sh"
 
-for series in 5.10 6.12; do
+for series in 5.10 6.12 newest; do
 	env=$envdir/kernel-$series.env
 	problem=$(item_problem "$env")
 	if [ -n "$problem" ]; then
@@ -21,25 +23,38 @@ for series in 5.10 6.12; do
 	fi
 	kdir=$(item_value "$env" kdir)
 	cc=$(item_value "$env" cc)
+	# The newest kernel's tree is in its chroot: its paths from here start with root.
+	root=$(item_value "$env" root)
+	open_ko=
 	for flavor in open proprietary; do
 		out=$tmp/$series-$flavor
-		gdrdrv_build "$series/$flavor" "$kdir" "$out" NVIDIA_FLAVOR=$flavor CC="$cc" || continue
+		if [ -n "$root" ]; then
+			gdrdrv_build_in_root "$series/$flavor" "$root" "$kdir" "$out" \
+				NVIDIA_FLAVOR=$flavor || continue
+			how="(Linux $(item_value "$env" release), in its trixie chroot)"
+		else
+			gdrdrv_build "$series/$flavor" "$kdir" "$out" NVIDIA_FLAVOR=$flavor CC="$cc" ||
+				continue
+			how="(CC=$cc)"
+		fi
 		check_modinfo_flavor "$series/$flavor" "$out/gdrdrv.ko" $flavor || continue
-		if [ $flavor = proprietary ] && ! grep -q 'no GPL-only kernel symbol imported' "$out.log"; then
+		if [ $flavor = proprietary ] &&
+		   ! grep -q 'no GPL-only kernel symbol imported' "$out.log"; then
 			result fail "$series/$flavor" "the GPL-only import check did not run"
 			continue
 		fi
-		result pass "$series/$flavor" "(CC=$cc)"
+		result pass "$series/$flavor" "$how"
+		[ $flavor = open ] && open_ko=$out/gdrdrv.ko
 	done
 
 	# The check must be able to fail: the open flavor's module uses GPL-only exports.
 	name=$series/gplonly_check_refuses_open_flavor
-	if [ ! -f "$tmp/$series-open/gdrdrv.ko" ]; then
+	if [ ! -f "$open_ko" ]; then
 		result fail "$name" "no open-flavor gdrdrv.ko to check"
 		continue
 	fi
-	cp "$tmp/$series-open/gdrdrv.ko" "$tmp/open.ko"
-	if "$src/kernel/check-gplonly-imports.sh" "$tmp/open.ko" "$kdir/Module.symvers" \
+	cp "$open_ko" "$tmp/open.ko"
+	if "$src/kernel/check-gplonly-imports.sh" "$tmp/open.ko" "$root$kdir/Module.symvers" \
 		>"$tmp/check.log" 2>&1; then
 		result fail "$name" "the check passed a module that uses GPL-only symbols"
 	elif ! grep -q 'pgprot_writecombine' "$tmp/check.log"; then
