@@ -12,7 +12,8 @@
 #              tools run here (trixie's need trixie's glibc)
 #       newest trixie-backports' kernel, the newest Debian builds, installed with its headers
 #              into a Debian trixie chroot (debootstrap), because its tools and compiler need
-#              trixie's: kdir= (inside the chroot) release= root= (the chroot); needs root
+#              trixie's: kdir= (inside the chroot) release= root= (the chroot) [vmlinuz=];
+#              needs root
 #   cache.sh nvidia SUITE PACKAGE     NVIDIA's kernel driver sources: src= version= flavor=
 #       bookworm nvidia-kernel-source (535, non-free), trixie nvidia-kernel-source (550,
 #       non-free), bookworm|trixie nvidia-open-kernel-source (535, 550, contrib)
@@ -122,8 +123,8 @@ dep_of() { # deb name-regex
 
 # A Debian trixie chroot holding trixie-backports' newest kernel headers, with the compiler
 # (gcc-14) and tools they were made for; W=1 builds run inside it (tests/kernel/kbuild_lib.sh).
-cmd_kernel_newest() {
-	local dir=$cache/kernels/newest rel log
+cmd_kernel_newest() { # [image]
+	local want_image=$1 dir=$cache/kernels/newest rel log
 	if [ ! -f "$dir/ready" ]; then
 		[ -z "${GDR_TEST_OFFLINE:-}" ] || skip "$GDR_TEST_OFFLINE"
 		[ "$(id -u)" = 0 ] || skip "the newest kernel's build runs in a Debian trixie chroot, which needs root"
@@ -151,15 +152,39 @@ cmd_kernel_newest() {
 		touch "$dir/ready"
 	fi
 	rel=$(cat "$dir/release")
+	if [ -n "$want_image" ] && [ ! -f "$dir/image-ready" ]; then
+		[ -z "${GDR_TEST_OFFLINE:-}" ] || skip "$GDR_TEST_OFFLINE"
+		log=$dir/image.log
+		# Debian's newer kernels keep vmlinuz in linux-binary-REL (under /usr/lib/modules),
+		# which linux-image-REL depends on; older ones in linux-image-REL's /boot.
+		rm -rf "$dir/root/tmp/image" "$dir/vmlinuz"
+		mkdir -p "$dir/root/tmp/image" "$dir/vmlinuz"
+		# shellcheck disable=SC2016 # the chroot's shell expands them
+		timeout 900 chroot "$dir/root" sh -c 'cd /tmp/image &&
+			{ apt-get -q -o APT::Sandbox::User=root download "linux-binary-$1" ||
+			  apt-get -q -o APT::Sandbox::User=root download "linux-image-$1"; }' \
+			sh "$rel" >"$log" 2>&1 ||
+			skip "cannot download linux-image-$rel in the chroot (no network?): $(grep -E '^[EW]:' "$log" | tail -n 1)"
+		# Only the kernel itself, as for 6.12: the VM tier brings its own modules.
+		dpkg-deb --fsys-tarfile "$dir"/root/tmp/image/*.deb |
+			tar -xf - -C "$dir/vmlinuz" --wildcards '*vmlinuz*'
+		rm -rf "$dir/root/tmp/image"
+		find "$dir/vmlinuz" -type f -name 'vmlinuz*' -exec mv {} "$dir/vmlinuz-$rel" \;
+		rm -rf "$dir/vmlinuz"
+		[ -f "$dir/vmlinuz-$rel" ] ||
+			{ echo "cache.sh: no vmlinuz in the image package of $rel (log: $log)" >&2; exit 1; }
+		touch "$dir/image-ready"
+	fi
 	echo "kdir=/usr/src/linux-headers-$rel"
 	echo "release=$rel"
 	echo "root=$dir/root"
+	[ -z "$want_image" ] || echo "vmlinuz=$dir/vmlinuz-$rel"
 }
 
 cmd_kernel() { # series [image]
 	local series=$1 want_image=${2:-} suite
 	case $series in
-	newest) [ -z "$want_image" ] || usage; cmd_kernel_newest; return ;;
+	newest) cmd_kernel_newest "$want_image"; return ;;
 	5.10) suite=bullseye ;;
 	6.12) suite=bookworm-backports ;;
 	*) echo "cache.sh: unknown kernel series $series (5.10, 6.12 or newest)" >&2; exit 2 ;;

@@ -6,7 +6,7 @@
 # assignments, or its "SKIP: reason" line, or "FAIL: reason"; the tests read them.
 #   prepare.sh DIR
 # Items: kernel-5.10 (headers), kernel-6.12 (headers and image, for the VM tier), kernel-newest
-# (trixie-backports' headers in a trixie chroot), kernel-host
+# (trixie-backports' headers in a trixie chroot, and image), kernel-host
 # (the installed Debian kernel the VM tier boots, 6.1 on bookworm), nvidia-SUITE-PACKAGE (NVIDIA's
 # sources) and nvidia-module-SUITE-PACKAGE (their nvidia.ko, built for the kernel of that Debian
 # release: bookworm's on kernel-host, trixie's on kernel-6.12).
@@ -62,7 +62,7 @@ env_of() { # name variable: its value in NAME.env, empty if that item is a skip 
 echo "kernel build tests: fetching and building into $("$here/cache.sh" dir) (cache.sh)"
 item kernel-5.10 kernel 5.10
 item kernel-6.12 kernel 6.12 image
-item kernel-newest kernel newest
+item kernel-newest kernel newest image
 host=$("$here/../vm/kernel-release.sh")
 if [ -n "$host" ]; then
 	item_says kernel-host "kdir=/lib/modules/$host/build"

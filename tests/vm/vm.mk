@@ -4,13 +4,14 @@
 # its nvp2p mode in the guest); run-vm.sh boots it under QEMU/TCG and reports one result per case.
 # Where there are no headers or no kernel image the tier skips.
 #
-# Two kernels: the installed Debian one (6.1 on bookworm) and bookworm-backports' 6.12, which
-# tests/kernel/prepare.sh fetches into its cache (without network its runs skip with the reason).
+# Three kernels: the installed Debian one (6.1 on bookworm), bookworm-backports' 6.12 and the
+# newest Debian builds (trixie-backports'; its modules are built in a trixie chroot), which
+# tests/kernel/prepare.sh fetches into its cache (without network their runs skip with the reason).
 # Each kernel gets both NVIDIA driver flavors: nvp2p_sim and gdrdrv are built twice, open and
 # proprietary (see tests/sim/nvp2p_sim/nvp2p_sim.h), into one initramfs, and the tier boots once
 # per flavor: $(VM_DIR)/<kernel>/vm-tier-open and vm-tier-proprietary (guest-init.sh's
-# gdr_flavor). This make builds for one kernel, VM_KDIR (default: the installed one); the 6.12
-# build is a second make of the same rules (vm-build-6.12).
+# gdr_flavor). This make builds for one kernel, VM_KDIR (default: the installed one); each other
+# kernel's build is another make of the same rules (vm-build-6.12, vm-build-newest).
 #
 # gdrdrv.ko comes from kernel/kernel.mk's "modules" target; it resolves its nvidia_p2p imports
 # against kernel.mk's stub at build time and binds to nvp2p_sim's exports (same nv-p2p.h, same
@@ -28,8 +29,11 @@ VM_TAG := $(or $(shell echo '$(VM_KVER)' | cut -d. -f1,2),none)
 VM_KDIR_OUT := $(VM_DIR)/$(VM_TAG)
 
 # Kbuild runs with the kernel's own compiler (Debian's headers name it), not with CC= or any
-# other variable of our command line, which MAKEFLAGS would hand down.
-VM_KBUILD = env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL \
+# other variable of our command line, which MAKEFLAGS would hand down. VM_KROOT: the chroot
+# whose kernel tree VM_KDIR names (the newest kernel's, tests/kernel/cache.sh), where kbuild
+# then runs (tests/kernel/in-root.sh: this tree is there at its own path).
+VM_IN_ROOT = $(if $(VM_KROOT),tests/kernel/in-root.sh $(VM_KROOT))
+VM_KBUILD = env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL $(VM_IN_ROOT) \
 	$(MAKE) --no-print-directory -C $(VM_KDIR) $(if $(Q),,V=1)
 
 NVP2P_SIM_SRCS := tests/sim/nvp2p_sim/Kbuild $(sort $(wildcard tests/sim/nvp2p_sim/*.[ch]))
@@ -67,9 +71,12 @@ VM_INITRAMFS := $(VM_KDIR_OUT)/initramfs.cpio
 VM_TIERS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/vm-tier-$(f))
 
 VM_GDRDRV_KOS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/gdrdrv-$(f)/gdrdrv.ko)
-# kernel.mk's target is phony: kbuild decides what is out of date.
+# kernel.mk's target is phony: kbuild decides what is out of date. In a chroot, kernel/'s own
+# Makefile, which is what kernel.mk runs (the top one wants more than the chroot has).
 $(VM_KDIR_OUT)/gdrdrv-%/gdrdrv.ko: FORCE_VM_TIER
-	$(Q)$(MAKE) --no-print-directory modules KDIR=$(VM_KDIR) GDRDRV_OUT=$(abspath $(dir $@)) \
+	$(Q)$(if $(VM_KROOT),$(VM_IN_ROOT) env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL \
+		$(MAKE) --no-print-directory -C kernel KDIR=$(VM_KDIR) OUT=$(abspath $(dir $@)), \
+		$(MAKE) --no-print-directory modules KDIR=$(VM_KDIR) GDRDRV_OUT=$(abspath $(dir $@))) \
 		NVIDIA_FLAVOR=$*
 
 ifneq ($(VM_SKIP_FROM),)
@@ -119,29 +126,33 @@ $(VM_RUNNER_TEST): tests/vm/test_run_vm.sh
 test-build: $(VM_RUNNER_TEST)
 TEST_TESTS += $(VM_RUNNER_TEST)
 
-.PHONY: FORCE_VM_TIER vm-build vm-build-6.12
+.PHONY: FORCE_VM_TIER vm-build vm-build-6.12 vm-build-newest
 FORCE_VM_TIER:
 vm-build: $(VM_BUILD) $(VM_TIERS)
 check-build: vm-build
 CHECK_TESTS += $(VM_TIERS)
 
-# The second kernel, from the first make: a make of the same rules for the 6.12 that
-# tests/kernel/prepare.sh fetched, or of tiers that report why it could not be had. It shares
-# the programs, so they are built first, by this make.
-ifeq ($(VM_SECOND),)
-VM_612_ENV := $(KBUILD_DIR)/kernel-6.12.env
-VM_612_MAKE = $(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=6.12
-vm-build: vm-build-6.12
-vm-build-6.12: kbuild-prepare $(VM_TESTS) $(VMCTL) $(LIB_SHARED) $(VM_SANITY) \
+# The other kernels, from the first make: for each, a make of the same rules for the kernel
+# that tests/kernel/prepare.sh fetched (6.12; the newest, in its chroot), or of tiers that
+# report why it could not be had. They share the programs, so those are built first, by this
+# make.
+define VM_OTHER_KERNEL
+vm-build: vm-build-$(1)
+vm-build-$(1): kbuild-prepare $(VM_TESTS) $(VMCTL) $(LIB_SHARED) $(VM_SANITY) \
 		$(TOOLS_BIN)/gdrcopy_info $(SIM_CUDA_LIB)
-	$(Q)if grep -qE '^(SKIP|FAIL): ' $(VM_612_ENV); then \
-		$(VM_612_MAKE) VM_SKIP_FROM=$(abspath $(VM_612_ENV)) vm-build; \
+	$(Q)env=$(abspath $(KBUILD_DIR))/kernel-$(1).env; \
+	if grep -qE '^(SKIP|FAIL): ' $$$$env; then \
+		$(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=$(1) VM_SKIP_FROM=$$$$env vm-build; \
 	else \
-		eval "$$(cat $(VM_612_ENV))" && \
-		$(VM_612_MAKE) VM_KDIR="$$kdir" VM_KERNEL="$$vmlinuz" VM_KVER="$$release" vm-build; \
+		root=; eval "$$$$(cat $$$$env)" && \
+		$(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=$(1) VM_KDIR="$$$$kdir" \
+			VM_KERNEL="$$$$vmlinuz" VM_KVER="$$$$release" VM_KROOT="$$$$root" vm-build; \
 	fi
-VM_TIERS_612 := $(foreach f,$(VM_FLAVORS),$(VM_DIR)/6.12/vm-tier-$(f))
-CHECK_TESTS += $(VM_TIERS_612)
+CHECK_TESTS += $(foreach f,$(VM_FLAVORS),$(VM_DIR)/$(1)/vm-tier-$(f))
+endef
+ifeq ($(VM_SECOND),)
+$(eval $(call VM_OTHER_KERNEL,6.12))
+$(eval $(call VM_OTHER_KERNEL,newest))
 endif
 CHECK_DEBS += qemu-system-x86 busybox-static linux-image-amd64 linux-headers-amd64 cpio kmod
 
