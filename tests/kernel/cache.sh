@@ -53,6 +53,7 @@ if [ "$1" = dir ]; then
 fi
 [ $# -ge 2 ] || usage
 mirror=${GDR_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+here=$(cd "$(dirname "$0")" && pwd)
 [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] ||
 	skip "Debian's amd64 packages are what these builds use; this is not an amd64 Debian system"
 command -v apt-get >/dev/null 2>&1 || skip "no apt-get: Debian's packages cannot be fetched here"
@@ -152,6 +153,10 @@ cmd_kernel_newest() { # [image]
 		touch "$dir/ready"
 	fi
 	rel=$(cat "$dir/release")
+	# Builds enter it through in-root.sh, which needs a mount namespace: say so here if that
+	# cannot be had (a container without CAP_SYS_ADMIN), rather than fail every build.
+	log=$(cd "${TMPDIR:-/tmp}" && "$here/in-root.sh" "$dir/root" true 2>&1) ||
+		skip "cannot enter the newest kernel's chroot (in-root.sh: unshare, mount): $(echo "$log" | tail -n 1)"
 	if [ -n "$want_image" ] && [ ! -f "$dir/image-ready" ]; then
 		[ -z "${GDR_TEST_OFFLINE:-}" ] || skip "$GDR_TEST_OFFLINE"
 		log=$dir/image.log
@@ -216,6 +221,10 @@ cmd_kernel() { # series [image]
 		rm -f "$aptdir"/debs/*.deb
 	fi
 	rel=$(cat "$dir/release")
+	# Builds enter it through in-root.sh, which needs a mount namespace: say so here if that
+	# cannot be had (a container without CAP_SYS_ADMIN), rather than fail every build.
+	log=$(cd "${TMPDIR:-/tmp}" && "$here/in-root.sh" "$dir/root" true 2>&1) ||
+		skip "cannot enter the newest kernel's chroot (in-root.sh: unshare, mount): $(echo "$log" | tail -n 1)"
 	if [ -n "$want_image" ] && [ ! -f "$dir/image-ready" ]; then
 		apt_setup
 		deb=$(apt_download "linux-image-$rel/$suite")
