@@ -475,6 +475,20 @@ static struct gdrdrv_mr *gdrdrv_mr_alloc(struct gdrdrv_file *fp,
 	return mr;
 }
 
+/*
+ * The clock GET_INFO's tm_cycles counts get_pages in (tsc_khz converts it on x86). Not on
+ * arm64, as GDRCopy: there get_cycles() reads the timer through arch_timer_read_counter, a
+ * GPL-only export the proprietary flavor must not import, and no tsc_khz gives it a unit.
+ */
+static cycles_t gdrdrv_cycles(void)
+{
+#ifdef CONFIG_ARM64
+	return 0;
+#else
+	return get_cycles();
+#endif
+}
+
 /* Pin args (already validated) for fp and return the new MR's handle. */
 int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *handle)
 {
@@ -493,9 +507,9 @@ int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *
 	}
 
 	/* No gdrdrv lock held: the callback may run as soon as NVIDIA knows it (see the top). */
-	start = get_cycles();
+	start = gdrdrv_cycles();
 	ret = gdrdrv_get_pages(mr, &pt);
-	mr->tm_cycles = get_cycles() - start;
+	mr->tm_cycles = gdrdrv_cycles() - start;
 	if (ret) {
 		gdrdrv_dbg("get_pages(0x%llx, 0x%llx) failed: %d\n", mr->va, mr->mapped_size, ret);
 		goto err_free;

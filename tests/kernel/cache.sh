@@ -14,6 +14,8 @@
 #              into a Debian trixie chroot (debootstrap), because its tools and compiler need
 #              trixie's: kdir= (inside the chroot) release= root= (the chroot) [vmlinuz=];
 #              needs root
+#       6.1-arm64, 6.1-ppc64el   bookworm's 6.1 headers of that architecture, for a cross
+#              build: kdir= release= arch= (kbuild's ARCH) cross= (CROSS_COMPILE)
 #   cache.sh nvidia SUITE PACKAGE     NVIDIA's kernel driver sources: src= version= flavor=
 #       bookworm nvidia-kernel-source (535, non-free), trixie nvidia-kernel-source (550,
 #       non-free), bookworm|trixie nvidia-open-kernel-source (535, 550, contrib)
@@ -122,6 +124,81 @@ dep_of() { # deb name-regex
 		sed -nE "s/^($2) \(= ([^)]*)\).*/\1=\2/p; t; s/^($2)( .*)?$/\1/p" | head -n 1
 }
 
+# Download PACKAGE of Debian architecture ARCH from bookworm into the debs directory; print the
+# file. A state of its own (lists-ARCH), so that the host's lists stay amd64's alone.
+apt_download_foreign() { # arch package
+	local arch=$1 spec=$2 log=$aptdir/download.log tmp=$aptdir/debs/new
+	local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	local opts=(-o "Dir::Etc::SourceList=$aptdir/sources-$arch.list"
+		-o "Dir::Etc::SourceParts=$aptdir/parts" -o "Dir::State::Lists=$aptdir/lists-$arch"
+		-o "Dir::Cache=$aptdir/cache-$arch" -o "Dir::Cache::archives=$aptdir/archives"
+		-o "APT::Architecture=$arch" -o "APT::Architectures::=$arch" -o Dir::State::status=/dev/null
+		-o APT::Sandbox::User=root -q -o Acquire::Retries=1 -o Acquire::http::Timeout=30)
+	[ -z "${GDR_TEST_OFFLINE:-}" ] || skip "$GDR_TEST_OFFLINE"
+	mkdir -p "$aptdir/lists-$arch/partial" "$aptdir/cache-$arch" "$aptdir/debs"
+	echo "deb [signed-by=$keyring] $mirror bookworm main" >"$aptdir/sources-$arch.list"
+	if [ ! -f "$aptdir/lists-$arch/updated" ]; then
+		if ! timeout 600 apt-get "${opts[@]}" update >"$log" 2>&1 ||
+		   grep -qE '^(W|E): Failed to fetch' "$log"; then
+			skip "cannot update bookworm's $arch package lists from $mirror (no network?): $(grep -E '^(W|E):' "$log" | head -n 1)"
+		fi
+		touch "$aptdir/lists-$arch/updated"
+	fi
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	if ! (cd "$tmp" && timeout 900 apt-get "${opts[@]}" download "$spec") >"$log" 2>&1; then
+		# The archive moved on since the lists were fetched: once more after an update.
+		rm -f "$aptdir/lists-$arch/updated"
+		skip "cannot download $spec ($arch) from $mirror: $(grep -E '^(W|E):' "$log" | head -n 1)"
+	fi
+	local deb
+	deb=$(find "$tmp" -name '*.deb' -printf '%f\n' | head -n 1)
+	mv "$tmp/$deb" "$aptdir/debs/$deb"
+	echo "$aptdir/debs/$deb"
+}
+
+# bookworm's 6.1 headers for another architecture, with the common part and the (amd64) kbuild
+# tools of the same version, for a cross build of gdrdrv (its arm64 and POWER code).
+cmd_kernel_cross() { # arch: arm64 | ppc64el
+	local arch=$1 flavour karch cross dir rel deb headers common kbuild
+	case $arch in
+	arm64) flavour=arm64 karch=arm64 cross=aarch64-linux-gnu- ;;
+	ppc64el) flavour=powerpc64le karch=powerpc cross=powerpc64le-linux-gnu- ;;
+	*) usage ;;
+	esac
+	command -v "${cross}gcc" >/dev/null 2>&1 ||
+		skip "no ${cross}gcc for the $arch build (apt-get install gcc-${cross%-})"
+	dir=$cache/kernels/6.1-$arch
+	if [ ! -f "$dir/ready" ]; then
+		apt_setup
+		deb=$(apt_download_foreign "$arch" "linux-headers-$flavour")
+		headers=$(dep_of "$deb" "linux-headers-[^ ]*-$flavour")
+		rel=${headers#linux-headers-}
+		rel=${rel%%=*}
+		[ -n "$rel" ] || skip "cannot tell the kernel release of bookworm's linux-headers-$flavour"
+		rm -rf "$dir"
+		mkdir -p "$dir/root"
+		deb=$(apt_download_foreign "$arch" "${headers%%=*}")
+		common=$(dep_of "$deb" 'linux-headers-[^ ]*-common')
+		kbuild=$(dep_of "$deb" 'linux-kbuild-[^ ]*')
+		dpkg -x "$deb" "$dir/root"
+		deb=$(apt_download "$common")
+		dpkg -x "$deb" "$dir/root"
+		deb=$(apt_download "${kbuild%%=*}/bookworm")
+		dpkg -x "$deb" "$dir/root"
+		sed -i "s|^include /usr/src/|include $dir/root/usr/src/|" \
+			"$dir/root/usr/src/linux-headers-$rel/Makefile"
+		echo "$rel" >"$dir/release"
+		touch "$dir/ready"
+		rm -f "$aptdir"/debs/*.deb
+	fi
+	rel=$(cat "$dir/release")
+	echo "kdir=$dir/root/usr/src/linux-headers-$rel"
+	echo "release=$rel"
+	echo "arch=$karch"
+	echo "cross=$cross"
+}
+
 # A Debian trixie chroot holding trixie-backports' newest kernel headers, with the compiler
 # (gcc-14) and tools they were made for; W=1 builds run inside it (tests/kernel/kbuild_lib.sh).
 cmd_kernel_newest() { # [image]
@@ -190,9 +267,10 @@ cmd_kernel() { # series [image]
 	local series=$1 want_image=${2:-} suite
 	case $series in
 	newest) cmd_kernel_newest "$want_image"; return ;;
+	6.1-arm64 | 6.1-ppc64el) [ -z "$want_image" ] || usage; cmd_kernel_cross "${series#6.1-}"; return ;;
 	5.10) suite=bullseye ;;
 	6.12) suite=bookworm-backports ;;
-	*) echo "cache.sh: unknown kernel series $series (5.10, 6.12 or newest)" >&2; exit 2 ;;
+	*) echo "cache.sh: unknown kernel series $series (5.10, 6.12, newest, 6.1-arm64 or 6.1-ppc64el)" >&2; exit 2 ;;
 	esac
 	local dir=$cache/kernels/$series rel deb
 	if [ ! -f "$dir/ready" ]; then

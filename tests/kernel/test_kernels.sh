@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# gdrdrv builds for Debian's 5.10 (bullseye) and 6.12 (bookworm-backports) kernels, and the
-# newest Debian has (trixie-backports', built in a trixie chroot: cache.sh), in both NVIDIA
-# driver flavors, without a warning under W=1 (and sparse, but for the newest); modinfo names the
-# flavor; the
+# gdrdrv builds for Debian's 5.10 (bullseye) and 6.12 (bookworm-backports) kernels, the newest
+# Debian has (trixie-backports', built in a trixie chroot: cache.sh), and bookworm's 6.1 for
+# arm64 and ppc64el (cross builds: the Grace and POWER code), in both NVIDIA driver flavors,
+# without a warning under W=1 (and sparse, but for the newest); modinfo names the flavor; the
 # proprietary flavor imports no GPL-only kernel symbol (kernel/check-gplonly-imports.sh, which
 # must refuse the open flavor's module). The installed 6.1 is tests/kernel/test_gdrdrv_build.sh's.
 #   test_kernels.sh DIR      DIR: where tests/kernel/prepare.sh wrote its items
@@ -11,7 +11,7 @@ set -u
 envdir=$1
 . "$(dirname "$0")/kbuild_lib.sh"
 
-for series in 5.10 6.12 newest; do
+for series in 5.10 6.12 newest 6.1-arm64 6.1-ppc64el; do
 	env=$envdir/kernel-$series.env
 	problem=$(item_problem "$env")
 	if [ -n "$problem" ]; then
@@ -23,6 +23,8 @@ for series in 5.10 6.12 newest; do
 	fi
 	kdir=$(item_value "$env" kdir)
 	cc=$(item_value "$env" cc)
+	arch=$(item_value "$env" arch)
+	cross=$(item_value "$env" cross)
 	# The newest kernel's tree is in its chroot: its paths from here start with root.
 	root=$(item_value "$env" root)
 	open_ko=
@@ -33,9 +35,9 @@ for series in 5.10 6.12 newest; do
 				NVIDIA_FLAVOR=$flavor || continue
 			how="(Linux $(item_value "$env" release), in its trixie chroot)"
 		else
-			gdrdrv_build "$series/$flavor" "$kdir" "$out" NVIDIA_FLAVOR=$flavor CC="$cc" ||
-				continue
-			how="(CC=$cc)"
+			gdrdrv_build "$series/$flavor" "$kdir" "$out" NVIDIA_FLAVOR=$flavor \
+				${cc:+CC="$cc"} ${arch:+ARCH="$arch" CROSS_COMPILE="$cross"} || continue
+			how="(${cc:+CC=$cc}${arch:+ARCH=$arch CROSS_COMPILE=$cross})"
 		fi
 		check_modinfo_flavor "$series/$flavor" "$out/gdrdrv.ko" $flavor || continue
 		if [ $flavor = proprietary ] &&
@@ -47,8 +49,11 @@ for series in 5.10 6.12 newest; do
 		[ $flavor = open ] && open_ko=$out/gdrdrv.ko
 	done
 
-	# The check must be able to fail: the open flavor's module uses GPL-only exports.
+	# The check must be able to fail: the open flavor's module uses GPL-only exports (x86's
+	# pgprot_writecombine is a function, arm64's and POWER's a macro; page_is_ram everywhere).
 	name=$series/gplonly_check_refuses_open_flavor
+	gplonly=pgprot_writecombine
+	[ -z "$arch" ] || gplonly=page_is_ram
 	if [ ! -f "$open_ko" ]; then
 		result fail "$name" "no open-flavor gdrdrv.ko to check"
 		continue
@@ -57,8 +62,8 @@ for series in 5.10 6.12 newest; do
 	if "$src/kernel/check-gplonly-imports.sh" "$tmp/open.ko" "$root$kdir/Module.symvers" \
 		>"$tmp/check.log" 2>&1; then
 		result fail "$name" "the check passed a module that uses GPL-only symbols"
-	elif ! grep -q 'pgprot_writecombine' "$tmp/check.log"; then
-		result fail "$name" "the refusal does not name pgprot_writecombine: $(head -n 1 "$tmp/check.log")"
+	elif ! grep -q "$gplonly" "$tmp/check.log"; then
+		result fail "$name" "the refusal does not name $gplonly: $(head -n 1 "$tmp/check.log")"
 	elif [ -e "$tmp/open.ko" ]; then
 		result fail "$name" "the refused module was not deleted"
 	else
