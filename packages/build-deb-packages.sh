@@ -2,11 +2,12 @@
 # NVIDIA GDRCopy's Debian package script, for the instructions written for it:
 #   cd packages && CUDA=<toolkit> ./build-deb-packages.sh [-d] [-t] [-k]
 # builds this project's packages (make deb: libgdrapi2, libgdrapi-dev, gdrcopy-tools,
-# gdrdrv-dkms) in a scratch directory and leaves the .deb files here.
+# gdrdrv-dkms, and gdrcopy, which depends on all four) in a scratch directory and leaves the
+# .deb files here.
 #   -d  do not check the build dependencies (dpkg-buildpackage -d)
-#   -t  leave gdrcopy-tools out; CUDA= may then be left out, as with GDRCopy (the library
-#       still reads CUDA's headers, from /usr/local/cuda)
-#   -k  leave gdrdrv-dkms out
+#   -t  leave gdrcopy-tools (and gdrcopy) out; CUDA= may then be left out, as with GDRCopy
+#       (the library still reads CUDA's headers, from /usr/local/cuda)
+#   -k  leave gdrdrv-dkms (and gdrcopy) out
 #   -h  this help
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

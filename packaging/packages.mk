@@ -1,5 +1,6 @@
 # Packages, built from a copy of the tree (committed or not; the build directory left out).
-#   make deb    libgdrapi2, libgdrapi-dev, gdrcopy-tools, gdrdrv-dkms in $(BUILD)/deb/
+#   make deb    libgdrapi2, libgdrapi-dev, gdrcopy-tools, gdrdrv-dkms and the metapackage
+#               gdrcopy in $(BUILD)/deb/
 #               (dpkg-buildpackage; DEB_FLAGS= adds options, e.g. -aarm64 to cross-build;
 #               DEB_BUILD_PROFILES=pkg.gdrcopy.notools / pkg.gdrcopy.nodkms leave packages
 #               out; DEB_BUILD_OPTIONS=nocheck skips the tests (make test) the build runs).

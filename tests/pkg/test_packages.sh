@@ -65,11 +65,11 @@ else
 	fi
 	rm -f "$deb_dir"/*.deb
 	if (cd "$deb_dir" && CUDA=$cuda ./build-deb-packages.sh) >"$logs/deb-build.log" 2>&1; then
-		for p in libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms; do
+		for p in libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms gdrcopy; do
 			f=$(ls "$deb_dir/${p}_$version"-*.deb 2>/dev/null | head -n 1)
 			[ -n "$f" ] && debs+=("$f")
 		done
-		expect=4
+		expect=5
 		tests_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$logs/deb-build.log")
 		if [ ${#debs[@]} != "$expect" ]; then
 			result fail deb-build "made ${#debs[@]} of the $expect packages: ${debs[*]##*/}"
@@ -126,6 +126,13 @@ if [ ${#debs[@]} -gt 0 ]; then
 	[ "$symbols" = "$(printf '%s\n' $exports)" ] || bad="$bad libgdrapi2's symbols file differs from the exports;"
 	depends=$(dpkg-deb -f "$(deb_of gdrcopy-tools)" Depends)
 	case $depends in *libcuda*|*nvidia*) bad="$bad gdrcopy-tools depends on '$depends';" ;; esac
+	# The metapackage, as NVIDIA's: the others at exactly its version, and no files of its own.
+	full=$(dpkg-deb -f "$(deb_of gdrcopy)" Version)
+	depends=$(dpkg-deb -f "$(deb_of gdrcopy)" Depends | tr ',' '\n' | sed 's/^ *//' | sort | tr '\n' ' ')
+	[ "$depends" = "gdrcopy-tools (= $full) gdrdrv-dkms (= $full) libgdrapi-dev (= $full) libgdrapi2 (= $full) " ] ||
+		bad="$bad gdrcopy depends on '$depends';"
+	grep -vqE '^/usr/share/doc(/|$)|^/?\.?$|^/usr(/share)?$' "$logs/$(basename "$(deb_of gdrcopy)").files" &&
+		bad="$bad gdrcopy has files beyond its docs;"
 	if [ -z "$bad" ]; then result pass deb-contents; else result fail deb-contents "$bad"; fi
 
 	if command -v lintian >/dev/null; then
@@ -158,7 +165,8 @@ else
 	command -v dkms >/dev/null || no_install="dkms is not installed"
 fi
 
-install_cases="deb-install client client-static installed-tools modprobe-config dkms-build deb-remove"
+install_cases="deb-install client client-static installed-tools modprobe-config dkms-build deb-remove
+deb-over-nvidia"
 if [ -n "$no_install" ]; then
 	for c in $install_cases; do result skip "$c" "$no_install"; done
 else
@@ -242,6 +250,61 @@ else
 		command -v dkms >/dev/null && [ -n "$(dkms status gdrdrv 2>/dev/null)" ] && left="$left dkms:gdrdrv"
 		if [ -z "$left" ]; then result pass deb-remove; else result fail deb-remove "left:$left"; fi
 	fi
+
+	# In place of NVIDIA's 2.6-1 packages, which stand-ins of their names play: libgdrapi,
+	# gdrcopy-tests, gdrdrv-dkms, each with a file where the real one has it, and the
+	# metapackage gdrcopy, which depends on the three at exactly 2.6-1 (reference
+	# gdrcopy-2.6.md, 7.2). apt, as NVIDIA's instructions install them, must put ours in their
+	# place and keep gdrcopy installed: ours, whose dependencies ours meet.
+	fake=$logs/nvidia-2.6-1
+	rm -rf "$fake"
+	nv_debs=()
+	for spec in "libgdrapi:/usr/lib/$ma/libgdrapi.so.2:" \
+		"gdrcopy-tests:/usr/bin/gdrcopy_sanity:libgdrapi (>= 2.6)" \
+		"gdrdrv-dkms:/usr/src/gdrdrv-$version/dkms.conf:" \
+		"gdrcopy::libgdrapi (= 2.6-1), gdrcopy-tests (= 2.6-1), gdrdrv-dkms (= 2.6-1)"; do
+		IFS=: read -r name file deps <<<"$spec"
+		mkdir -p "$fake/$name/DEBIAN"
+		if [ -n "$file" ]; then
+			mkdir -p "$fake/$name$(dirname "$file")"
+			echo "stand-in for NVIDIA's $name" >"$fake/$name$file"
+		fi
+		{
+			echo "Package: $name"
+			echo "Version: 2.6-1"
+			echo "Architecture: $([ "$name" = gdrdrv-dkms ] && echo all || dpkg --print-architecture)"
+			echo "Maintainer: test_packages.sh <nobody@example.org>"
+			[ -z "$deps" ] || echo "Depends: $deps"
+			echo "Description: stand-in for NVIDIA GDRCopy's $name 2.6-1"
+		} >"$fake/$name/DEBIAN/control"
+		dpkg-deb --root-owner-group -b "$fake/$name" "$fake/$name.deb" >/dev/null
+		nv_debs+=("$fake/$name.deb")
+	done
+	trap 'dpkg --purge "${pkgs[@]}" libgdrapi gdrcopy-tests >/dev/null 2>&1' EXIT
+	if ! dpkg -i "${nv_debs[@]}" >"$logs/deb-nvidia.log" 2>&1; then
+		result fail deb-over-nvidia "the stand-ins would not install: $(grep -m 1 -E 'error|dpkg:' "$logs/deb-nvidia.log")"
+	elif ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		"${debs[@]}" >"$logs/deb-over-nvidia.log" 2>&1; then
+		result fail deb-over-nvidia "apt-get install of ours over them: $(grep -m 1 -E '^E:|error' "$logs/deb-over-nvidia.log")"
+	else
+		bad=
+		for p in libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms gdrcopy; do
+			v=$(dpkg-query -W -f '${db:Status-Abbrev} ${Version}' "$p" 2>/dev/null)
+			[ "$v" = "ii  $full" ] || bad="$bad $p is '${v:-not installed}';"
+		done
+		for p in libgdrapi gdrcopy-tests; do
+			installed "$p" && bad="$bad NVIDIA's $p is still installed;"
+		done
+		audit=$(dpkg --audit 2>&1)
+		[ -z "$audit" ] || bad="$bad dpkg --audit: $(echo "$audit" | head -n 1);"
+		if [ -z "$bad" ]; then
+			result pass deb-over-nvidia "gdrcopy, libgdrapi, gdrcopy-tests, gdrdrv-dkms 2.6-1 -> ours $full"
+		else
+			result fail deb-over-nvidia "$bad"
+		fi
+	fi
+	dpkg --purge "${pkgs[@]}" libgdrapi gdrcopy-tests >"$logs/deb-over-nvidia-remove.log" 2>&1
+	trap - EXIT
 fi
 
 # ---- RPMs --------------------------------------------------------------------------------------
