@@ -157,10 +157,29 @@ apt_download_foreign() { # arch package
 	echo "$aptdir/debs/$deb"
 }
 
+# Unpack DEB, a kernel's headers, into DIR/root with the common part and the kbuild tools (the
+# host's architecture's, from SUITE) of its release, and mark DIR ready for release REL.
+unpack_headers() { # dir deb rel suite
+	local dir=$1 deb=$2 rel=$3 suite=$4 common kbuild
+	common=$(dep_of "$deb" 'linux-headers-[^ ]*-common')
+	kbuild=$(dep_of "$deb" 'linux-kbuild-[^ ]*')
+	dpkg -x "$deb" "$dir/root"
+	deb=$(apt_download "$common")
+	dpkg -x "$deb" "$dir/root"
+	deb=$(apt_download "${kbuild%%=*}/$suite")
+	dpkg -x "$deb" "$dir/root"
+	# The headers' Makefile includes the common part by its installed path.
+	sed -i "s|^include /usr/src/|include $dir/root/usr/src/|" \
+		"$dir/root/usr/src/linux-headers-$rel/Makefile"
+	echo "$rel" >"$dir/release"
+	touch "$dir/ready"
+	rm -f "$aptdir"/debs/*.deb
+}
+
 # bookworm's 6.1 headers for another architecture, with the common part and the (amd64) kbuild
 # tools of the same version, for a cross build of gdrdrv (its arm64 and POWER code).
 cmd_kernel_cross() { # arch: arm64 | ppc64el
-	local arch=$1 flavour karch cross dir rel deb headers common kbuild
+	local arch=$1 flavour karch cross dir rel deb headers
 	case $arch in
 	arm64) flavour=arm64 karch=arm64 cross=aarch64-linux-gnu- ;;
 	ppc64el) flavour=powerpc64le karch=powerpc cross=powerpc64le-linux-gnu- ;;
@@ -179,18 +198,7 @@ cmd_kernel_cross() { # arch: arm64 | ppc64el
 		rm -rf "$dir"
 		mkdir -p "$dir/root"
 		deb=$(apt_download_foreign "$arch" "${headers%%=*}")
-		common=$(dep_of "$deb" 'linux-headers-[^ ]*-common')
-		kbuild=$(dep_of "$deb" 'linux-kbuild-[^ ]*')
-		dpkg -x "$deb" "$dir/root"
-		deb=$(apt_download "$common")
-		dpkg -x "$deb" "$dir/root"
-		deb=$(apt_download "${kbuild%%=*}/bookworm")
-		dpkg -x "$deb" "$dir/root"
-		sed -i "s|^include /usr/src/|include $dir/root/usr/src/|" \
-			"$dir/root/usr/src/linux-headers-$rel/Makefile"
-		echo "$rel" >"$dir/release"
-		touch "$dir/ready"
-		rm -f "$aptdir"/debs/*.deb
+		unpack_headers "$dir" "$deb" "$rel" bookworm
 	fi
 	rel=$(cat "$dir/release")
 	echo "kdir=$dir/root/usr/src/linux-headers-$rel"
@@ -275,7 +283,7 @@ cmd_kernel() { # series [image]
 	local dir=$cache/kernels/$series rel deb
 	if [ ! -f "$dir/ready" ]; then
 		apt_setup
-		local headers common kbuild
+		local headers
 		deb=$(apt_download "linux-headers-amd64/$suite")
 		headers=$(dep_of "$deb" 'linux-headers-[^ ]*-amd64')
 		rel=${headers#linux-headers-}
@@ -284,19 +292,7 @@ cmd_kernel() { # series [image]
 		rm -rf "$dir"
 		mkdir -p "$dir/root"
 		deb=$(apt_download "${headers%%=*}/$suite")
-		common=$(dep_of "$deb" 'linux-headers-[^ ]*-common')
-		kbuild=$(dep_of "$deb" 'linux-kbuild-[^ ]*')
-		dpkg -x "$deb" "$dir/root"
-		deb=$(apt_download "$common")
-		dpkg -x "$deb" "$dir/root"
-		deb=$(apt_download "${kbuild%%=*}/$suite")
-		dpkg -x "$deb" "$dir/root"
-		# The headers' Makefile includes the common part by its installed path.
-		sed -i "s|^include /usr/src/|include $dir/root/usr/src/|" \
-			"$dir/root/usr/src/linux-headers-$rel/Makefile"
-		echo "$rel" >"$dir/release"
-		touch "$dir/ready"
-		rm -f "$aptdir"/debs/*.deb
+		unpack_headers "$dir" "$deb" "$rel" "$suite"
 	fi
 	rel=$(cat "$dir/release")
 	if [ -n "$want_image" ] && [ ! -f "$dir/image-ready" ]; then
