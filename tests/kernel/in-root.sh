@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Run COMMAND inside ROOT, a Debian chroot that cache.sh made (the newest kernel's), as if it
 # ran here: the current directory (the work tree) and TMPDIR are bind-mounted at the same
-# paths, so the command's paths into them mean the same inside; /proc is mounted (objtool reads it). All of it in a
-# mount namespace of its own, so nothing stays mounted when the command ends. Needs root.
+# paths, so the command's paths into them mean the same inside, and /proc is mounted (objtool
+# reads it). All of it in a mount namespace of its own, so nothing stays mounted when the
+# command ends. Needs root.
 #   in-root.sh ROOT COMMAND [ARGUMENT...]
 set -eu
 if [ $# -lt 2 ]; then
