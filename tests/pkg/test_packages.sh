@@ -42,6 +42,8 @@ want() {
 }
 
 # ---- Debian packages -------------------------------------------------------------------------
+# What make deb builds: the four packages and the metapackage gdrcopy.
+our_debs="libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms gdrcopy"
 tree=$logs/tree
 rm -rf "$tree"
 (cd "$src" && packaging/copy-source.sh "$tree" "$build")
@@ -65,11 +67,11 @@ else
 	fi
 	rm -f "$deb_dir"/*.deb
 	if (cd "$deb_dir" && CUDA=$cuda ./build-deb-packages.sh) >"$logs/deb-build.log" 2>&1; then
-		for p in libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms gdrcopy; do
+		for p in $our_debs; do
 			f=$(ls "$deb_dir/${p}_$version"-*.deb 2>/dev/null | head -n 1)
 			[ -n "$f" ] && debs+=("$f")
 		done
-		expect=5
+		expect=$(echo $our_debs | wc -w)
 		tests_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$logs/deb-build.log")
 		if [ ${#debs[@]} != "$expect" ]; then
 			result fail deb-build "made ${#debs[@]} of the $expect packages: ${debs[*]##*/}"
@@ -288,7 +290,7 @@ else
 		result fail deb-over-nvidia "apt-get install of ours over them: $(grep -m 1 -E '^E:|error' "$logs/deb-over-nvidia.log")"
 	else
 		bad=
-		for p in libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms gdrcopy; do
+		for p in $our_debs; do
 			v=$(dpkg-query -W -f '${db:Status-Abbrev} ${Version}' "$p" 2>/dev/null)
 			[ "$v" = "ii  $full" ] || bad="$bad $p is '${v:-not installed}';"
 		done
