@@ -15,7 +15,8 @@
 #              trixie's: kdir= (inside the chroot) release= root= (the chroot) [vmlinuz=];
 #              needs root
 #       6.1-arm64, 6.1-ppc64el   bookworm's 6.1 headers of that architecture, for a cross
-#              build: kdir= release= arch= (kbuild's ARCH) cross= (CROSS_COMPILE)
+#              build: kdir= release= arch= (kbuild's ARCH) cross= (CROSS_COMPILE); arm64's
+#              image adds vmlinuz= boot_modules= (virtio console) busybox= (the arm64 VM tier)
 #   cache.sh nvidia SUITE PACKAGE     NVIDIA's kernel driver sources: src= version= flavor=
 #       bookworm nvidia-kernel-source (535, non-free), trixie nvidia-kernel-source (550,
 #       non-free), bookworm|trixie nvidia-open-kernel-source (535, 550, contrib)
@@ -177,9 +178,12 @@ unpack_headers() { # dir deb rel suite
 }
 
 # bookworm's 6.1 headers for another architecture, with the common part and the (amd64) kbuild
-# tools of the same version, for a cross build of gdrdrv (its arm64 and POWER code).
-cmd_kernel_cross() { # arch: arm64 | ppc64el
-	local arch=$1 flavour karch cross dir rel deb headers
+# tools of the same version, for a cross build of gdrdrv (its arm64 and POWER code). With
+# "image" (arm64 only), what the arm64 VM tier boots besides: the kernel, the two modules that
+# give its guest a virtio console (the verdicts' channel: QEMU's arm64 "virt" board has one
+# serial port), and busybox of that architecture.
+cmd_kernel_cross() { # arch: arm64 | ppc64el, [image]
+	local arch=$1 want_image=$2 flavour karch cross dir rel deb headers
 	case $arch in
 	arm64) flavour=arm64 karch=arm64 cross=aarch64-linux-gnu- ;;
 	ppc64el) flavour=powerpc64le karch=powerpc cross=powerpc64le-linux-gnu- ;;
@@ -201,10 +205,35 @@ cmd_kernel_cross() { # arch: arm64 | ppc64el
 		unpack_headers "$dir" "$deb" "$rel" bookworm
 	fi
 	rel=$(cat "$dir/release")
+	if [ -n "$want_image" ] && [ ! -f "$dir/image-ready" ]; then
+		apt_setup
+		rm -rf "$dir/image"
+		mkdir -p "$dir/image"
+		# The unsigned image: the same kernel, without the signed package's EFI wrapping.
+		deb=$(apt_download_foreign "$arch" "linux-image-$rel-unsigned")
+		dpkg-deb --fsys-tarfile "$deb" | tar -xf - -C "$dir/image" --wildcards \
+			"./boot/vmlinuz-$rel" '*/virtio_mmio.ko' '*/virtio_console.ko'
+		deb=$(apt_download_foreign "$arch" busybox-static)
+		dpkg-deb --fsys-tarfile "$deb" | tar -xf - -C "$dir/image" ./bin/busybox
+		rm -f "$aptdir"/debs/*.deb
+		mkdir -p "$dir/image/modules"
+		find "$dir/image/lib" -name 'virtio_*.ko' -exec mv {} "$dir/image/modules/" \;
+		rm -rf "$dir/image/lib"
+		for f in boot/vmlinuz-$rel modules/virtio_mmio.ko modules/virtio_console.ko bin/busybox; do
+			[ -f "$dir/image/$f" ] ||
+				{ echo "cache.sh: no $f in Debian's $arch packages of $rel" >&2; exit 1; }
+		done
+		touch "$dir/image-ready"
+	fi
 	echo "kdir=$dir/root/usr/src/linux-headers-$rel"
 	echo "release=$rel"
 	echo "arch=$karch"
 	echo "cross=$cross"
+	if [ -n "$want_image" ]; then
+		echo "vmlinuz=$dir/image/boot/vmlinuz-$rel"
+		echo "boot_modules='$dir/image/modules/virtio_mmio.ko $dir/image/modules/virtio_console.ko'"
+		echo "busybox=$dir/image/bin/busybox"
+	fi
 }
 
 # A Debian trixie chroot holding trixie-backports' newest kernel headers, with the compiler
@@ -275,7 +304,8 @@ cmd_kernel() { # series [image]
 	local series=$1 want_image=${2:-} suite
 	case $series in
 	newest) cmd_kernel_newest "$want_image"; return ;;
-	6.1-arm64 | 6.1-ppc64el) [ -z "$want_image" ] || usage; cmd_kernel_cross "${series#6.1-}"; return ;;
+	6.1-arm64) cmd_kernel_cross arm64 "$want_image"; return ;;
+	6.1-ppc64el) [ -z "$want_image" ] || usage; cmd_kernel_cross ppc64el ""; return ;;
 	5.10) suite=bullseye ;;
 	6.12) suite=bookworm-backports ;;
 	*) echo "cache.sh: unknown kernel series $series (5.10, 6.12, newest, 6.1-arm64 or 6.1-ppc64el)" >&2; exit 2 ;;

@@ -7,7 +7,8 @@
 #   prepare.sh DIR
 # Items: kernel-5.10 (headers), kernel-6.12 (headers and image, for the VM tier), kernel-newest
 # (trixie-backports' headers in a trixie chroot, and image), kernel-6.1-arm64 and
-# kernel-6.1-ppc64el (bookworm's headers of those architectures, for cross builds), kernel-host
+# kernel-6.1-ppc64el (bookworm's headers of those architectures, for cross builds),
+# kernel-6.1-arm64-vm (the same arm64 headers with the image, for the arm64 VM tier), kernel-host
 # (the installed Debian kernel the VM tier boots, 6.1 on bookworm), nvidia-SUITE-PACKAGE (NVIDIA's
 # sources) and nvidia-module-SUITE-PACKAGE (their nvidia.ko, built for the kernel of that Debian
 # release: bookworm's on kernel-host, trixie's on kernel-6.12).
@@ -65,6 +66,7 @@ item kernel-5.10 kernel 5.10
 item kernel-6.12 kernel 6.12 image
 item kernel-newest kernel newest image
 item kernel-6.1-arm64 kernel 6.1-arm64
+item kernel-6.1-arm64-vm kernel 6.1-arm64 image
 item kernel-6.1-ppc64el kernel 6.1-ppc64el
 host=$("$here/../vm/kernel-release.sh")
 if [ -n "$host" ]; then

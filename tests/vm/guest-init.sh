@@ -16,9 +16,10 @@
 # nobody read (a splat could be among them); the kernel boots with a log_buf_len no case should
 # fill, and harness/kernel_log_overrun checks both.
 #
-# Verdicts go to the second serial port, one line each: "plan NAME" for every case up front,
-# then "begin NAME" and "pass NAME" / "fail NAME reason" / "skip NAME reason", and "done" at
-# the end. Everything else goes to the console, the first serial port, which run-vm.sh keeps.
+# Verdicts go to the second serial port (a virtio console on arm64), one line each: "plan NAME"
+# for every case up front, then "begin NAME" and "pass NAME" / "fail NAME reason" / "skip NAME
+# reason", and "done" at the end. Everything else goes to the console, the first serial port,
+# which run-vm.sh keeps.
 # Kernel command line: gdr_timeout=S per case (default 60), gdr_filter=ERE to run only the
 # cases whose full name matches, gdr_seed=N for the fuzz cases.
 #
@@ -46,12 +47,28 @@ export VMTEST_TIMEOUT=$CASE_TIMEOUT
 SEED=$(arg gdr_seed)
 [ -n "$SEED" ] && export VMTEST_SEED=$SEED
 
+log() { echo "vm-tier: $*"; }
+
+# The verdicts' channel: the second serial port, or on a board with one serial port (arm64's
+# "virt") a virtio console, whose modules the initramfs then holds in /gdr/boot, numbered in
+# their load order. A missing channel leaves run-vm.sh no verdict: it reports "no case started".
+CHANNEL=/dev/ttyS1
+if ls /gdr/boot/*.ko >/dev/null 2>&1; then
+	for ko in /gdr/boot/*.ko; do
+		insmod "$ko" || log "insmod $ko failed: no channel for the verdicts"
+	done
+	CHANNEL=/dev/hvc0
+	i=0
+	while [ ! -c $CHANNEL ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+fi
 # Open once for the whole run: each open of a serial port resets its FIFO, losing what an
 # earlier close had not finished sending. Closing it at the end waits for the last byte.
-stty -F /dev/ttyS1 raw -echo 2>/dev/null
-exec 3>/dev/ttyS1
+stty -F $CHANNEL raw -echo 2>/dev/null
+exec 3>$CHANNEL
 say() { echo "$*" >&3; }
-log() { echo "vm-tier: $*"; }
 
 # Kernel log lines that fail the case they appear in.
 SPLAT='(^|[^A-Za-z_])BUG[: ]|WARNING:|memory corruption|Oops|general protection|Call Trace'

@@ -6,26 +6,31 @@
 # after it), with the reason; the guest console is kept in DIR/console.log and its tail is
 # printed when anything failed. Exits 77 with the reason when this machine cannot run the tier.
 #   run-vm.sh --kernel VMLINUZ --initramfs CPIO --dir DIR [--flavor open|proprietary]
+#             [--arch x86_64|arm64]
 #   run-vm.sh --skip REASON | --skip-from FILE
-# --flavor: which NVIDIA driver flavor the guest's modules play (default open). --skip-from: the
+# --flavor: which NVIDIA driver flavor the guest's modules play (default open). --arch: the
+# guest's (default x86_64); arm64 boots QEMU's "virt" board, whose one serial port is the
+# console, with the verdicts on a virtio console (guest-init.sh). --skip-from: the
 # first line of FILE, "SKIP: reason" or "FAIL: reason" (tests/kernel/prepare.sh's items), is the
 # verdict: the kernel to boot could not be had.
 # Environment: GDR_VM_TIMEOUT (whole run, s, default 270), GDR_VM_CASE_TIMEOUT (s, default 60),
-# GDR_VM_FILTER (ERE on case names, e.g. 'fork|unix'), GDR_VM_CPU (QEMU -cpu, default max),
-# GDR_VM_SMP (default 2), GDR_VM_SEED (the fuzz cases' seed), QEMU (default qemu-system-x86_64).
+# GDR_VM_FILTER (ERE on case names, e.g. 'fork|unix'), GDR_VM_CPU (QEMU -cpu, default max;
+# arm64: max,pauth-impdef=on), GDR_VM_SMP (default 2), GDR_VM_SEED (the fuzz cases' seed), QEMU
+# (default qemu-system-x86_64, or qemu-system-aarch64).
 set -u
 
-kernel= initramfs= dir= skip_reason= skip_from= flavor=open
+kernel= initramfs= dir= skip_reason= skip_from= flavor=open arch=x86_64
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
 	--initramfs) initramfs=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
 	--flavor) flavor=$2; shift 2 ;;
+	--arch) arch=$2; shift 2 ;;
 	--skip) skip_reason=$2; shift 2 ;;
 	--skip-from) skip_from=$2; shift 2 ;;
 	*) echo "usage: $0 --kernel VMLINUZ --initramfs CPIO --dir DIR [--flavor open|proprietary]" \
-		"| --skip REASON | --skip-from FILE" >&2
+		"[--arch x86_64|arm64] | --skip REASON | --skip-from FILE" >&2
 	   exit 2 ;;
 	esac
 done
@@ -49,9 +54,23 @@ open|proprietary) ;;
 *) echo "run-vm.sh: --flavor $flavor: open or proprietary" >&2; exit 2 ;;
 esac
 [ "$(uname -m)" = x86_64 ] ||
-	skip "the VM tier runs x86_64 test programs in an x86_64 guest; this host is $(uname -m)"
-qemu=${QEMU:-qemu-system-x86_64}
-command -v "$qemu" >/dev/null 2>&1 || skip "$qemu not found (apt-get install qemu-system-x86)"
+	skip "the VM tier's programs are built on an x86_64 host (arm64's cross-built); this host is $(uname -m)"
+# The guest's machine: its QEMU, board, console and the verdicts' channel (guest-init.sh).
+case $arch in
+x86_64)
+	qemu=${QEMU:-qemu-system-x86_64} qemu_deb=qemu-system-x86
+	board=() console_tty=ttyS0 cpu=max
+	channel=(-serial "file:$dir/results.log") ;;
+arm64)
+	qemu=${QEMU:-qemu-system-aarch64} qemu_deb=qemu-system-arm
+	# Pointer authentication as QEMU's cheap stand-in: the architected one is slow under TCG.
+	board=(-M virt) console_tty=ttyAMA0 cpu=max,pauth-impdef=on
+	# shellcheck disable=SC2054 # the commas are QEMU's, inside its option values
+	channel=(-device virtio-serial-device -chardev "file,id=verdicts,path=$dir/results.log"
+		-device virtconsole,chardev=verdicts) ;;
+*) echo "run-vm.sh: --arch $arch: x86_64 or arm64" >&2; exit 2 ;;
+esac
+command -v "$qemu" >/dev/null 2>&1 || skip "$qemu not found (apt-get install $qemu_deb)"
 [ -r "$kernel" ] || skip "no readable kernel image $kernel (apt-get install linux-image-amd64)"
 [ -r "$initramfs" ] || skip "no initramfs $initramfs (make check-build builds it)"
 
@@ -68,7 +87,7 @@ rm -f "$dir/console.first-boot.log"
 # and the panic ends the VM (-no-reboot), so no later case runs on a damaged kernel. Warnings
 # do not panic; the guest scans the log for them after each case. slub_debug and page_poison
 # turn some use-after-free bugs into loud ones.
-append="console=ttyS0,115200 rdinit=/init panic=-1 oops=panic softlockup_panic=1"
+append="console=$console_tty,115200 rdinit=/init panic=-1 oops=panic softlockup_panic=1"
 append+=" hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=30 slub_debug=FZP"
 append+=" page_poison=1 mitigations=off loglevel=6 gdr_timeout=$case_timeout gdr_flavor=$flavor"
 # Room for every case's log between two scans (the default 128 KiB wrapped during a fuzz that
@@ -79,10 +98,10 @@ append+=" log_buf_len=8M"
 
 boot() {
 	rm -f "$console" "$raw"
-	timeout -k 5 "$vm_timeout" "$qemu" -accel tcg -nographic -nodefaults -no-reboot \
-		-m 1G -smp "${GDR_VM_SMP:-2}" -cpu "${GDR_VM_CPU:-max}" \
+	timeout -k 5 "$vm_timeout" "$qemu" -accel tcg "${board[@]}" -nographic -nodefaults \
+		-no-reboot -m 1G -smp "${GDR_VM_SMP:-2}" -cpu "${GDR_VM_CPU:-$cpu}" \
 		-kernel "$kernel" -initrd "$initramfs" -append "$append" \
-		-serial "file:$console" -serial "file:$raw" </dev/null >"$dir/qemu.out" 2>&1
+		-serial "file:$console" "${channel[@]}" </dev/null >"$dir/qemu.out" 2>&1
 	qemu_rc=$?
 	# The serial console ends its lines with CR LF.
 	if [ -f "$console" ]; then

@@ -3,7 +3,8 @@
 # boot per call, writing the guest's console and results ports as the real guest would. It
 # checks what the runner makes of each ending: a kernel that dies before /init is booted once
 # more and said so, and only then; a second death, a death after /init started, a hang and a
-# case that never reported are failures with the reason.
+# case that never reported are failures with the reason. And that an arm64 guest gets its board,
+# console and the virtio console that carries its verdicts.
 . @SRC@/tests/harness/harness.sh
 runner=@SRC@/tests/vm/run-vm.sh
 
@@ -17,8 +18,12 @@ test_scratch run_vm
 cat >"$tmp/qemu" <<'EOF'
 #!/bin/bash
 ports=()
+echo "$*" >"$FAKE_STATE.args"
 while [ $# -gt 0 ]; do
-	[ "$1" = -serial ] && ports+=("${2#file:}")
+	case $1 in
+	-serial) ports+=("${2#file:}") ;;
+	-chardev) ports+=("${2##*path=}") ;;
+	esac
 	shift
 done
 n=$(( $(cat "$FAKE_STATE" 2>/dev/null || echo 0) + 1 ))
@@ -46,16 +51,18 @@ esac
 EOF
 chmod +x "$tmp/qemu"
 
-# play NAME BOOTS...: run the runner with the fake QEMU; its output, verdicts and the number of
-# boots are left in $tmp/NAME.{out,results,boots}, its status in $rc.
+# play NAME BOOTS...: run the runner with the fake QEMU (and $PLAY_ARGS); its output, verdicts,
+# the number of boots and the last QEMU command line are left in $tmp/NAME.{out,results,boots,
+# boots.args}, its status in $rc.
 play() {
 	name=$1
 	shift
 	rm -rf "$tmp/$name"
+	# shellcheck disable=SC2086 # PLAY_ARGS: words of the runner's command line
 	FAKE_BOOTS="$*" FAKE_STATE="$tmp/$name.boots" QEMU="$tmp/qemu" GDR_VM_TIMEOUT=3 \
 		GDR_TEST_RESULTS="$tmp/$name.results" \
 		"$runner" --kernel "$tmp/vmlinuz" --initramfs "$tmp/initramfs.cpio" \
-		--dir "$tmp/$name" >"$tmp/$name.out" 2>&1
+		--dir "$tmp/$name" ${PLAY_ARGS:-} >"$tmp/$name.out" 2>&1
 	rc=$?
 	boots=$(cat "$tmp/$name.boots" 2>/dev/null || echo 0)
 }
@@ -102,5 +109,17 @@ ok=1
 [ $rc = 1 ] && [ "$boots" = 1 ] || ok=0
 grep -q '^fail sim/one the VM ran past GDR_VM_TIMEOUT=3s during this case' "$tmp/hang.results" || ok=0
 check $((1 - ok)) hang_fails_without_reboot "expected exit 1 after 1 boot naming the case (exit $rc, $boots boots)"
+
+PLAY_ARGS="--arch arm64" play arm64 ok
+ok=1
+[ $rc = 0 ] && [ "$boots" = 1 ] || ok=0
+grep -q '^pass sim/one' "$tmp/arm64.results" || ok=0
+args=$(cat "$tmp/arm64.boots.args" 2>/dev/null)
+for want in '-M virt' 'console=ttyAMA0' '-device virtio-serial-device' \
+	"path=$tmp/arm64/results.log -device virtconsole,chardev=verdicts"; do
+	case $args in *"$want"*) ;; *) ok=0 ;; esac
+done
+check $((1 - ok)) arm64_board_and_channel \
+	"expected exit 0, the case's verdict read from the virtio console, QEMU given the virt board (exit $rc; QEMU got: $args)"
 
 test_exit

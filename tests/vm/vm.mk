@@ -16,6 +16,11 @@
 # gdrdrv.ko comes from kernel/kernel.mk's "modules" target; it resolves its nvidia_p2p imports
 # against kernel.mk's stub at build time and binds to nvp2p_sim's exports (same nv-p2p.h, same
 # symbol versions) at load time.
+#
+# A fourth kernel is arm64's (bookworm's 6.1, vm-build-6.1-arm64): the same rules, run by a
+# make with CROSS_COMPILE= and a BUILD of its own (VM_ARCH=arm64; VM_KARCH, kbuild's ARCH), its
+# programs in $(VM_DIR)/bin-arm64, its libraries from the cross toolchain's VM_SYSROOT, with
+# VM_BUSYBOX and VM_BOOT_MODULES (the guest's virtio console) from tests/kernel/cache.sh.
 
 VM_DIR := $(BUILD)/vm
 VM_FLAVORS := open proprietary
@@ -34,7 +39,8 @@ VM_KDIR_OUT := $(VM_DIR)/$(VM_TAG)
 # then runs (tests/kernel/in-root.sh: this tree is there at its own path).
 VM_IN_ROOT = $(if $(VM_KROOT),tests/kernel/in-root.sh $(VM_KROOT))
 VM_KBUILD = env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL $(VM_IN_ROOT) \
-	$(MAKE) --no-print-directory -C $(VM_KDIR) $(if $(Q),,V=1)
+	$(MAKE) --no-print-directory -C $(VM_KDIR) $(if $(Q),,V=1) $(VM_KCROSS)
+VM_KCROSS = $(if $(VM_KARCH),ARCH=$(VM_KARCH) CROSS_COMPILE=$(CROSS_COMPILE))
 
 NVP2P_SIM_SRCS := tests/sim/nvp2p_sim/Kbuild $(sort $(wildcard tests/sim/nvp2p_sim/*.[ch]))
 VM_SIM_KOS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/nvp2p_sim-$(f)/nvp2p_sim.ko)
@@ -50,13 +56,14 @@ $(VM_KDIR_OUT)/nvp2p_sim-%/nvp2p_sim.ko: $(NVP2P_SIM_SRCS) kernel/nvidia/nv-p2p.
 		modules >$(dir $@)build.log 2>&1 || { cat $(dir $@)build.log; exit 1; }
 
 # The programs that run inside the VM, and the runner's helper.
-VM_TESTS := $(patsubst tests/vm/%.c,$(VM_DIR)/bin/%,$(sort $(wildcard tests/vm/test_*.c)))
-VMCTL := $(VM_DIR)/bin/vmctl
+VM_BIN := $(VM_DIR)/bin$(if $(VM_ARCH),-$(VM_ARCH))
+VM_TESTS := $(patsubst tests/vm/%.c,$(VM_BIN)/%,$(sort $(wildcard tests/vm/test_*.c)))
+VMCTL := $(VM_BIN)/vmctl
 VM_HELPER_OBJ := $(OBJ)/tests/vm/vmtest.o
 
 $(OBJ)/tests/vm/%.o: ALL_CFLAGS += -Itests/sim/nvp2p_sim
 
-$(VM_DIR)/bin/test_%: $(OBJ)/tests/vm/test_%.o $(OBJ)/tests/vm/vmtest_main.o $(VM_HELPER_OBJ) \
+$(VM_BIN)/test_%: $(OBJ)/tests/vm/test_%.o $(OBJ)/tests/vm/vmtest_main.o $(VM_HELPER_OBJ) \
 		$(HARNESS_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
@@ -77,14 +84,14 @@ $(VM_KDIR_OUT)/gdrdrv-%/gdrdrv.ko: FORCE_VM_TIER
 	$(Q)$(if $(VM_KROOT),$(VM_IN_ROOT) env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL \
 		$(MAKE) --no-print-directory -C kernel KDIR=$(VM_KDIR) OUT=$(abspath $(dir $@)), \
 		$(MAKE) --no-print-directory modules KDIR=$(VM_KDIR) GDRDRV_OUT=$(abspath $(dir $@))) \
-		NVIDIA_FLAVOR=$*
+		NVIDIA_FLAVOR=$* $(VM_KCROSS)
 
 ifneq ($(VM_SKIP_FROM),)
 VM_RUN_ARGS = --skip-from $(VM_SKIP_FROM)
 VM_BUILD :=
 else ifneq ($(VM_KVER),)
 VM_RUN_ARGS = --kernel $(VM_KERNEL) --initramfs $(abspath $(VM_INITRAMFS)) \
-	--dir $(abspath $(VM_KDIR_OUT))/$* --flavor $*
+	--dir $(abspath $(VM_KDIR_OUT))/$* --flavor $* $(if $(VM_ARCH),--arch $(VM_ARCH))
 VM_BUILD := $(VM_INITRAMFS)
 else
 VM_RUN_ARGS = --skip "no kernel headers with a matching /boot/vmlinuz (apt-get install \
@@ -98,9 +105,11 @@ VM_SANITY := $(TOOLS_BIN)/gdrcopy_sanity
 
 $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VMCTL) \
 		$(LIB_SHARED) $(VM_SIM_KOS) $(VM_GDRDRV_KOS) $(VM_SANITY) $(TOOLS_BIN)/gdrcopy_info \
-		$(SIM_CUDA_LIB) insmod.sh
+		$(SIM_CUDA_LIB) insmod.sh $(VM_BOOT_MODULES) $(VM_BUSYBOX)
 	@$(if $(Q),echo "  CPIO    $@")
-	$(Q)tests/vm/mkinitramfs.sh $@ tests/vm/guest-init.sh $(LIB_DIR) \
+	$(Q)GDR_VM_SYSROOT=$(VM_SYSROOT) GDR_VM_BUSYBOX=$(VM_BUSYBOX) \
+	tests/vm/mkinitramfs.sh $@ tests/vm/guest-init.sh $(LIB_DIR) \
+		$(VM_BOOT_SPECS) \
 		$(LIB_DIR)/$(LIB_SONAME)=/gdr/lib/$(LIB_SONAME) \
 		$(VMCTL)=/gdr/bin/vmctl insmod.sh=/gdr/bin/insmod.sh \
 		$(VM_SANITY)=/gdr/bin/gdrcopy_sanity \
@@ -109,6 +118,10 @@ $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VM
 		$(foreach t,$(VM_TESTS),$(t)=/gdr/tests/$(notdir $(t))) \
 		$(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/nvp2p_sim-$(f)/nvp2p_sim.ko=/gdr/modules/$(f)/nvp2p_sim.ko) \
 		$(foreach k,$(VM_GDRDRV_KOS),$(k)=/gdr/modules/$(patsubst gdrdrv-%,%,$(notdir $(patsubst %/,%,$(dir $(k)))))/gdrdrv.ko)
+
+# The guest's boot modules, numbered in their load order (guest-init.sh loads /gdr/boot/*.ko).
+VM_BOOT_SPECS = $(foreach i,$(shell seq $(words $(VM_BOOT_MODULES))),\
+	$(word $(i),$(VM_BOOT_MODULES))=/gdr/boot/$(i)-$(notdir $(word $(i),$(VM_BOOT_MODULES))))
 
 # Rewritten on every make, so it always names this configuration's kernel.
 $(VM_KDIR_OUT)/vm-tier-%: FORCE_VM_TIER
@@ -126,7 +139,7 @@ $(VM_RUNNER_TEST): tests/vm/test_run_vm.sh
 test-build: $(VM_RUNNER_TEST)
 TEST_TESTS += $(VM_RUNNER_TEST)
 
-.PHONY: FORCE_VM_TIER vm-build vm-build-6.12 vm-build-newest
+.PHONY: FORCE_VM_TIER vm-build vm-build-6.12 vm-build-newest vm-build-6.1-arm64
 FORCE_VM_TIER:
 vm-build: $(VM_BUILD) $(VM_TIERS)
 check-build: vm-build
@@ -150,12 +163,33 @@ vm-build-$(1): kbuild-prepare $(VM_TESTS) $(VMCTL) $(LIB_SHARED) $(VM_SANITY) \
 	fi
 CHECK_TESTS += $(foreach f,$(VM_FLAVORS),$(VM_DIR)/$(1)/vm-tier-$(f))
 endef
+
+# arm64: the make for it cross-builds everything again, in a BUILD of its own, with the cross
+# compiler whatever CC this make was given (CI's clang build, say).
+VM_ARM64_BUILD := $(BUILD)/cross/arm64-vm
+vm-build-6.1-arm64: kbuild-prepare
+	$(Q)env=$(abspath $(KBUILD_DIR))/kernel-6.1-arm64-vm.env; \
+	if grep -qE '^(SKIP|FAIL): ' $$env; then \
+		$(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=6.1-arm64 VM_SKIP_FROM=$$env vm-build; \
+	else \
+		eval "$$(cat $$env)" && \
+		$(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=6.1-arm64 BUILD=$(VM_ARM64_BUILD) \
+			VM_DIR=$(abspath $(VM_DIR)) CROSS_COMPILE="$$cross" CC="$${cross}gcc" \
+			CXX="$${cross}g++" VM_ARCH=arm64 \
+			VM_KARCH="$$arch" VM_KDIR="$$kdir" VM_KERNEL="$$vmlinuz" VM_KVER="$$release" \
+			VM_BOOT_MODULES="$$boot_modules" VM_BUSYBOX="$$busybox" \
+			VM_SYSROOT=/usr/$${cross%-} vm-build; \
+	fi
+
 ifeq ($(VM_SECOND),)
 $(eval $(call VM_OTHER_KERNEL,6.12))
 $(eval $(call VM_OTHER_KERNEL,newest))
+vm-build: vm-build-6.1-arm64
+CHECK_TESTS += $(foreach f,$(VM_FLAVORS),$(VM_DIR)/6.1-arm64/vm-tier-$(f))
+CHECK_DEBS += qemu-system-arm
 endif
 CHECK_DEBS += qemu-system-x86 busybox-static linux-image-amd64 linux-headers-amd64 cpio kmod
 
 # Keep the objects of the chained test_% rule, or make deletes them after each link.
-.SECONDARY: $(patsubst $(VM_DIR)/bin/%,$(OBJ)/tests/vm/%.o,$(VM_TESTS)) \
+.SECONDARY: $(patsubst $(VM_BIN)/%,$(OBJ)/tests/vm/%.o,$(VM_TESTS)) \
 	$(OBJ)/tests/vm/vmtest_main.o
