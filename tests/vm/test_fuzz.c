@@ -89,7 +89,7 @@ static void *pick_arg(struct fuzz *f, size_t len)
 	switch (random() % 12) {
 	case 0: return NULL;
 	case 1: return (void *)0xffff888000000000ULL;
-	case 2: return f->page + 4096 - len / 2;
+	case 2: return f->page + CPU_PAGE - len / 2;
 	default: return f->page;
 	}
 }
@@ -163,7 +163,7 @@ static int fuzz_ioctl_once(struct fuzz *f, int i)
 	arg = pick_arg(f, sizeof(u));
 	if (arg == f->page)
 		memcpy(f->page, &u, sizeof(u));
-	else if (arg == f->page + 4096 - sizeof(u) / 2)
+	else if (arg == f->page + CPU_PAGE - sizeof(u) / 2)
 		memcpy(arg, &u, sizeof(u) / 2);
 	err = vm_ioctl(f->fd, cmd, arg);
 	f->ioctl_ok += !err;
@@ -195,22 +195,22 @@ static int fuzz_mmap_once(struct fuzz *f, int i)
 		/* Touch, maybe split, then unmap. */
 		vm_try_read32(f->maps[slot].p, &v);
 		vm_try_write32((char *)f->maps[slot].p + f->maps[slot].len - 4, 0x0f0f0f0f);
-		if (f->maps[slot].len > 4096 && random() % 2) {
-			munmap((char *)f->maps[slot].p + 4096, 4096);
+		if (f->maps[slot].len > CPU_PAGE && random() % 2) {
+			munmap((char *)f->maps[slot].p + CPU_PAGE, CPU_PAGE);
 			vm_try_read32(f->maps[slot].p, &v);
 		}
 		if (random() % 3 == 0)
-			mprotect(f->maps[slot].p, 4096, random() % 2 ? PROT_READ : PROT_NONE);
+			mprotect(f->maps[slot].p, CPU_PAGE, random() % 2 ? PROT_READ : PROT_NONE);
 		if (random() % 4 == 0) {
 			/* Move the first page elsewhere: the VMA splits, its piece keeps its offset. */
-			void *to = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			void *to = mmap(NULL, CPU_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			void *q = to == MAP_FAILED ? MAP_FAILED :
-				  mremap(f->maps[slot].p, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+				  mremap(f->maps[slot].p, CPU_PAGE, CPU_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, to);
 
 			if (q != MAP_FAILED)
 				vm_try_read32(q, &v);
 			if (to != MAP_FAILED)
-				munmap(to, 4096);
+				munmap(to, CPU_PAGE);
 		}
 		munmap(f->maps[slot].p, f->maps[slot].len);
 		f->maps[slot].p = NULL;
@@ -219,12 +219,12 @@ static int fuzz_mmap_once(struct fuzz *f, int i)
 		uint64_t h = pick_handle(f);
 		int prot = random() % 6 ? PROT_READ | PROT_WRITE : (int)(random() % 8);
 		int flags = random() % 8 ? MAP_SHARED : MAP_PRIVATE;
-		off_t off = (off_t)(h * 4096);
+		off_t off = (off_t)(h * CPU_PAGE);
 		void *p;
 
 		if (random() % 2) {
 			/* A handle from a pin that worked, mapped from its start. */
-			off = (off_t)(f->handles[random() % NHANDLES] * 4096);
+			off = (off_t)(f->handles[random() % NHANDLES] * CPU_PAGE);
 			len = random() % 2 ? 4096 : GPU_PAGE;
 			prot = PROT_READ | PROT_WRITE;
 			flags = MAP_SHARED;
@@ -277,10 +277,10 @@ static int fuzz(int calls, int mmap_share)
 	srandom(seed);
 	f.fd = vm_gdrdrv_open();
 	CHECK(f.fd >= 0, "open");
-	f.page = mmap(NULL, 3 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	f.page = mmap(NULL, 3 * CPU_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(f.page != MAP_FAILED, "mmap");
-	f.page += 4096;
-	CHECK(mprotect(f.page, 4096, PROT_READ | PROT_WRITE) == 0, "mprotect");
+	f.page += CPU_PAGE;
+	CHECK(mprotect(f.page, CPU_PAGE, PROT_READ | PROT_WRITE) == 0, "mprotect");
 	for (i = 0; i < NALLOCS; i++) {
 		struct nvp2p_sim_alloc a;
 

@@ -176,7 +176,7 @@ static int case_raw_ioctls(void)
 	CHECK(!vm_raw_map(fd, h + 1, GPU_PAGE, &err) && err == EINVAL,
 	      "mmap at an offset inside the handle's range: %s", strerror(err));
 	p = mmap(NULL, GPU_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
-		 (off_t)(h * (uint64_t)sysconf(_SC_PAGESIZE)));
+		 (off_t)(h * CPU_PAGE));
 	CHECK(p == MAP_FAILED, "a MAP_PRIVATE mapping succeeded");
 	map = vm_raw_map(fd, h, 2 * GPU_PAGE, &err);
 	CHECK(map, "mmap: %s", strerror(err));

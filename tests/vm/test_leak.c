@@ -224,10 +224,10 @@ static int case_leakage_release_at_munmap(void)
 	CHECK_OK(vm_sim_read(a.va + GPU_PAGE, &v, sizeof(v)));
 	CHECK(v == 0x5a5a, "a store after close did not land");
 	/* Split the VMA: the release waits for both halves. */
-	CHECK(munmap(map, 4096) == 0, "munmap of the first page");
+	CHECK(munmap(map, CPU_PAGE) == 0, "munmap of the first page");
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == before.pins + 2, "a partial munmap released the file");
-	CHECK(munmap((char *)map + 4096, 2 * GPU_PAGE - 4096) == 0, "munmap of the rest");
+	CHECK(munmap((char *)map + CPU_PAGE, 2 * GPU_PAGE - CPU_PAGE) == 0, "munmap of the rest");
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == before.pins, "%llu pins left after the last munmap",
 	      (unsigned long long)(after.pins - before.pins));

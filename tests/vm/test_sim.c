@@ -268,10 +268,10 @@ static int case_fuzz_ioctl(void)
 	srandom(seed);
 	/* One usable page between two inaccessible ones: a READ of a random length into it
 	 * must stop at EFAULT, not run over this process's other memory. */
-	page = mmap(NULL, 3 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	page = mmap(NULL, 3 * CPU_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(page != MAP_FAILED, "mmap");
-	page += 4096;
-	CHECK(mprotect(page, 4096, PROT_READ | PROT_WRITE) == 0, "mprotect");
+	page += CPU_PAGE;
+	CHECK(mprotect(page, CPU_PAGE, PROT_READ | PROT_WRITE) == 0, "mprotect");
 
 	for (i = 0; i < 3000; i++) {
 		uint64_t words[8];
@@ -300,7 +300,7 @@ static int case_fuzz_ioctl(void)
 		switch (random() % 10) {
 		case 0: arg = NULL; break;
 		case 1: arg = (void *)0xffff888000000000ULL; break;
-		case 2: arg = page + 4096 - 8; break;
+		case 2: arg = page + CPU_PAGE - 8; break;
 		default:
 			memcpy(page, words, sizeof(words));
 			arg = page;

@@ -297,7 +297,7 @@ int vm_raw_cb_flag(int fd, uint64_t handle, uint32_t *flag)
 void *vm_raw_map(int fd, uint64_t handle, size_t len, int *err)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		       (off_t)(handle * (uint64_t)sysconf(_SC_PAGESIZE)));
+		       (off_t)(handle * CPU_PAGE));
 
 	if (p == MAP_FAILED) {
 		*err = errno;

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "gdrapi.h"
 #include "gdrdrv.h"
@@ -25,6 +26,9 @@
 #include "nvp2p_sim_ioctl.h"
 
 #define GPU_PAGE ((uint64_t)GPU_PAGE_SIZE)
+/* The CPU's page, the unit of mmap, mprotect and of gdrdrv's mmap offsets: 4 KiB on x86 and
+ * Debian's arm64, 64 KiB (one GPU page) on its ppc64el. */
+#define CPU_PAGE ((size_t)sysconf(_SC_PAGESIZE))
 
 struct vm_case {
 	const char *name;
