@@ -15,8 +15,8 @@
 #              trixie's: kdir= (inside the chroot) release= root= (the chroot) [vmlinuz=];
 #              needs root
 #       6.1-arm64, 6.1-ppc64el   bookworm's 6.1 headers of that architecture, for a cross
-#              build: kdir= release= arch= (kbuild's ARCH) cross= (CROSS_COMPILE); arm64's
-#              image adds vmlinuz= boot_modules= (virtio console) busybox= (the arm64 VM tier)
+#              build: kdir= release= arch= (kbuild's ARCH) cross= (CROSS_COMPILE); image
+#              adds vmlinuz= boot_modules= (arm64's virtio console) busybox= (their VM tiers)
 #   cache.sh nvidia SUITE PACKAGE     NVIDIA's kernel driver sources: src= version= flavor=
 #       bookworm nvidia-kernel-source (535, non-free), trixie nvidia-kernel-source (550,
 #       non-free), bookworm|trixie nvidia-open-kernel-source (535, 550, contrib)
@@ -179,11 +179,11 @@ unpack_headers() { # dir deb rel suite
 
 # bookworm's 6.1 headers for another architecture, with the common part and the (amd64) kbuild
 # tools of the same version, for a cross build of gdrdrv (its arm64 and POWER code). With
-# "image" (arm64 only), what the arm64 VM tier boots besides: the kernel, the two modules that
-# give its guest a virtio console (the verdicts' channel: QEMU's arm64 "virt" board has one
-# serial port), and busybox of that architecture.
+# "image", what that architecture's VM tier boots besides: the kernel, busybox of that
+# architecture and, for arm64, the two modules that give its guest a virtio console (the
+# verdicts' channel: QEMU's arm64 "virt" board has one serial port).
 cmd_kernel_cross() { # arch: arm64 | ppc64el, [image]
-	local arch=$1 want_image=$2 flavour karch cross dir rel deb headers
+	local arch=$1 want_image=$2 flavour karch cross dir rel deb headers image kernel modules f
 	case $arch in
 	arm64) flavour=arm64 karch=arm64 cross=aarch64-linux-gnu- ;;
 	ppc64el) flavour=powerpc64le karch=powerpc cross=powerpc64le-linux-gnu- ;;
@@ -205,21 +205,28 @@ cmd_kernel_cross() { # arch: arm64 | ppc64el, [image]
 		unpack_headers "$dir" "$deb" "$rel" bookworm
 	fi
 	rel=$(cat "$dir/release")
+	# arm64's unsigned image is the same kernel without the signed package's EFI wrapping;
+	# POWER's is an ELF vmlinux, as QEMU's pseries board loads it.
+	case $arch in
+	arm64) image=linux-image-$rel-unsigned kernel=boot/vmlinuz-$rel
+		modules="modules/virtio_mmio.ko modules/virtio_console.ko" ;;
+	ppc64el) image=linux-image-$rel kernel=boot/vmlinux-$rel modules= ;;
+	esac
 	if [ -n "$want_image" ] && [ ! -f "$dir/image-ready" ]; then
 		apt_setup
 		rm -rf "$dir/image"
-		mkdir -p "$dir/image"
-		# The unsigned image: the same kernel, without the signed package's EFI wrapping.
-		deb=$(apt_download_foreign "$arch" "linux-image-$rel-unsigned")
-		dpkg-deb --fsys-tarfile "$deb" | tar -xf - -C "$dir/image" --wildcards \
-			"./boot/vmlinuz-$rel" '*/virtio_mmio.ko' '*/virtio_console.ko'
+		mkdir -p "$dir/image/modules"
+		deb=$(apt_download_foreign "$arch" "$image")
+		# shellcheck disable=SC2046 # one pattern per module
+		dpkg-deb --fsys-tarfile "$deb" | tar -xf - -C "$dir/image" --wildcards "./$kernel" \
+			$(for f in $modules; do echo "*/${f#modules/}"; done)
 		deb=$(apt_download_foreign "$arch" busybox-static)
 		dpkg-deb --fsys-tarfile "$deb" | tar -xf - -C "$dir/image" ./bin/busybox
 		rm -f "$aptdir"/debs/*.deb
-		mkdir -p "$dir/image/modules"
-		find "$dir/image/lib" -name 'virtio_*.ko' -exec mv {} "$dir/image/modules/" \;
+		[ ! -d "$dir/image/lib" ] ||
+			find "$dir/image/lib" -name '*.ko' -exec mv {} "$dir/image/modules/" \;
 		rm -rf "$dir/image/lib"
-		for f in boot/vmlinuz-$rel modules/virtio_mmio.ko modules/virtio_console.ko bin/busybox; do
+		for f in $kernel $modules bin/busybox; do
 			[ -f "$dir/image/$f" ] ||
 				{ echo "cache.sh: no $f in Debian's $arch packages of $rel" >&2; exit 1; }
 		done
@@ -230,8 +237,8 @@ cmd_kernel_cross() { # arch: arm64 | ppc64el, [image]
 	echo "arch=$karch"
 	echo "cross=$cross"
 	if [ -n "$want_image" ]; then
-		echo "vmlinuz=$dir/image/boot/vmlinuz-$rel"
-		echo "boot_modules='$dir/image/modules/virtio_mmio.ko $dir/image/modules/virtio_console.ko'"
+		echo "vmlinuz=$dir/image/$kernel"
+		echo "boot_modules='$(for f in $modules; do printf '%s ' "$dir/image/$f"; done)'"
 		echo "busybox=$dir/image/bin/busybox"
 	fi
 }
@@ -304,8 +311,7 @@ cmd_kernel() { # series [image]
 	local series=$1 want_image=${2:-} suite
 	case $series in
 	newest) cmd_kernel_newest "$want_image"; return ;;
-	6.1-arm64) cmd_kernel_cross arm64 "$want_image"; return ;;
-	6.1-ppc64el) [ -z "$want_image" ] || usage; cmd_kernel_cross ppc64el ""; return ;;
+	6.1-arm64 | 6.1-ppc64el) cmd_kernel_cross "${series#6.1-}" "$want_image"; return ;;
 	5.10) suite=bullseye ;;
 	6.12) suite=bookworm-backports ;;
 	*) echo "cache.sh: unknown kernel series $series (5.10, 6.12, newest, 6.1-arm64 or 6.1-ppc64el)" >&2; exit 2 ;;

@@ -8,10 +8,11 @@
 # Items: kernel-5.10 (headers), kernel-6.12 (headers and image, for the VM tier), kernel-newest
 # (trixie-backports' headers in a trixie chroot, and image), kernel-6.1-arm64 and
 # kernel-6.1-ppc64el (bookworm's headers of those architectures, for cross builds),
-# kernel-6.1-arm64-vm (the same arm64 headers with the image, for the arm64 VM tier), kernel-host
-# (the installed Debian kernel the VM tier boots, 6.1 on bookworm), nvidia-SUITE-PACKAGE (NVIDIA's
-# sources) and nvidia-module-SUITE-PACKAGE (their nvidia.ko, built for the kernel of that Debian
-# release: bookworm's on kernel-host, trixie's on kernel-6.12).
+# kernel-6.1-arm64-vm and kernel-6.1-ppc64el-vm (the same headers with the image, for those VM
+# tiers), kernel-host (the installed Debian kernel the VM tier boots, 6.1 on bookworm),
+# nvidia-SUITE-PACKAGE (NVIDIA's sources) and nvidia-module-SUITE-PACKAGE (their nvidia.ko,
+# built for the kernel of that Debian release: bookworm's on kernel-host, trixie's on
+# kernel-6.12).
 # GDR_TEST_NVIDIA_MODULES=0 leaves nvidia.ko unbuilt (each build takes 1.5-2 min of CPU the first
 # time), and the modpost checks against it skip with that reason. bookworm's open R535 is not
 # built: its nv-pci.c calls pci_resize_resource() with three arguments, and Debian's 6.1.192
@@ -68,6 +69,7 @@ item kernel-newest kernel newest image
 item kernel-6.1-arm64 kernel 6.1-arm64
 item kernel-6.1-arm64-vm kernel 6.1-arm64 image
 item kernel-6.1-ppc64el kernel 6.1-ppc64el
+item kernel-6.1-ppc64el-vm kernel 6.1-ppc64el image
 host=$("$here/../vm/kernel-release.sh")
 if [ -n "$host" ]; then
 	item_says kernel-host "kdir=/lib/modules/$host/build"

@@ -16,12 +16,13 @@
 # nobody read (a splat could be among them); the kernel boots with a log_buf_len no case should
 # fill, and harness/kernel_log_overrun checks both.
 #
-# Verdicts go to the second serial port (a virtio console on arm64), one line each: "plan NAME"
-# for every case up front, then "begin NAME" and "pass NAME" / "fail NAME reason" / "skip NAME
-# reason", and "done" at the end. Everything else goes to the console, the first serial port,
-# which run-vm.sh keeps.
-# Kernel command line: gdr_timeout=S per case (default 60), gdr_filter=ERE to run only the
-# cases whose full name matches, gdr_seed=N for the fuzz cases.
+# Verdicts go to the second serial port (a virtio console on arm64, a second hypervisor console
+# on POWER), one line each: "plan NAME" for every case up front, then "begin NAME" and "pass
+# NAME" / "fail NAME reason" / "skip NAME reason", and "done" at the end. Everything else goes
+# to the console, which run-vm.sh keeps.
+# Kernel command line: gdr_channel=TTY (the verdicts' device, default ttyS1), gdr_timeout=S per
+# case (default 60), gdr_filter=ERE to run only the cases whose full name matches, gdr_seed=N for
+# the fuzz cases.
 #
 # In each gdrdrv phase, after the kernel-tier cases, every case of gdrcopy_sanity (extended
 # ones included) runs as one more case, sanity_PHASE:NAME, one process each (gdrcopy_sanity -t
@@ -49,25 +50,25 @@ SEED=$(arg gdr_seed)
 
 log() { echo "vm-tier: $*"; }
 
-# The verdicts' channel: the second serial port, or on a board with one serial port (arm64's
-# "virt") a virtio console, whose modules the initramfs then holds in /gdr/boot, numbered in
-# their load order. A missing channel leaves run-vm.sh no verdict: it reports "no case started".
-CHANNEL=/dev/ttyS1
-if ls /gdr/boot/*.ko >/dev/null 2>&1; then
-	for ko in /gdr/boot/*.ko; do
-		insmod "$ko" || log "insmod $ko failed: no channel for the verdicts"
-	done
-	CHANNEL=/dev/hvc0
-	i=0
-	while [ ! -c $CHANNEL ] && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-fi
+# The verdicts' channel, gdr_channel= (run-vm.sh: x86's second serial port, arm64's virtio
+# console, POWER's second hypervisor console). The modules a channel needs (arm64's virtio
+# console) are in /gdr/boot, numbered in their load order. A missing channel leaves run-vm.sh
+# no verdict: it reports "no case started".
+CHANNEL=/dev/$(arg gdr_channel)
+[ "$CHANNEL" != /dev/ ] || CHANNEL=/dev/ttyS1
+for ko in /gdr/boot/*.ko; do
+	[ -e "$ko" ] || continue
+	insmod "$ko" || log "insmod $ko failed: $CHANNEL may not come"
+done
+i=0
+while [ ! -c "$CHANNEL" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 # Open once for the whole run: each open of a serial port resets its FIFO, losing what an
 # earlier close had not finished sending. Closing it at the end waits for the last byte.
-stty -F $CHANNEL raw -echo 2>/dev/null
-exec 3>$CHANNEL
+stty -F "$CHANNEL" raw -echo 2>/dev/null
+exec 3>"$CHANNEL"
 say() { echo "$*" >&3; }
 
 # Kernel log lines that fail the case they appear in.

@@ -6,17 +6,19 @@
 # after it), with the reason; the guest console is kept in DIR/console.log and its tail is
 # printed when anything failed. Exits 77 with the reason when this machine cannot run the tier.
 #   run-vm.sh --kernel VMLINUZ --initramfs CPIO --dir DIR [--flavor open|proprietary]
-#             [--arch x86_64|arm64]
+#             [--arch x86_64|arm64|ppc64le]
 #   run-vm.sh --skip REASON | --skip-from FILE
 # --flavor: which NVIDIA driver flavor the guest's modules play (default open). --arch: the
 # guest's (default x86_64); arm64 boots QEMU's "virt" board, whose one serial port is the
-# console, with the verdicts on a virtio console (guest-init.sh). --skip-from: the
+# console, with the verdicts on a virtio console; ppc64le the "pseries" board with a POWER9,
+# console and verdicts on two hypervisor consoles (guest-init.sh). --skip-from: the
 # first line of FILE, "SKIP: reason" or "FAIL: reason" (tests/kernel/prepare.sh's items), is the
 # verdict: the kernel to boot could not be had.
-# Environment: GDR_VM_TIMEOUT (whole run, s, default 270), GDR_VM_CASE_TIMEOUT (s, default 60),
-# GDR_VM_FILTER (ERE on case names, e.g. 'fork|unix'), GDR_VM_CPU (QEMU -cpu, default max;
-# arm64: max,pauth-impdef=on), GDR_VM_SMP (default 2), GDR_VM_SEED (the fuzz cases' seed), QEMU
-# (default qemu-system-x86_64, or qemu-system-aarch64).
+# Environment: GDR_VM_TIMEOUT (whole run, s, default 270; ppc64le 420), GDR_VM_CASE_TIMEOUT
+# (s, default 60), GDR_VM_FILTER (ERE on case names, e.g. 'fork|unix'), GDR_VM_CPU (QEMU -cpu,
+# default max; arm64 max,pauth-impdef=on; ppc64le power9), GDR_VM_SMP (default 2), GDR_VM_SEED
+# (the fuzz cases' seed), QEMU (default qemu-system-x86_64, qemu-system-aarch64 or
+# qemu-system-ppc64).
 set -u
 
 kernel= initramfs= dir= skip_reason= skip_from= flavor=open arch=x86_64
@@ -30,7 +32,7 @@ while [ $# -gt 0 ]; do
 	--skip) skip_reason=$2; shift 2 ;;
 	--skip-from) skip_from=$2; shift 2 ;;
 	*) echo "usage: $0 --kernel VMLINUZ --initramfs CPIO --dir DIR [--flavor open|proprietary]" \
-		"[--arch x86_64|arm64] | --skip REASON | --skip-from FILE" >&2
+		"[--arch x86_64|arm64|ppc64le] | --skip REASON | --skip-from FILE" >&2
 	   exit 2 ;;
 	esac
 done
@@ -55,27 +57,39 @@ open|proprietary) ;;
 esac
 [ "$(uname -m)" = x86_64 ] ||
 	skip "the VM tier's programs are built on an x86_64 host (arm64's cross-built); this host is $(uname -m)"
-# The guest's machine: its QEMU, board, console and the verdicts' channel (guest-init.sh).
+# The guest's machine: its QEMU, board, CPU, the console (the guest's name for it and QEMU's
+# device) and the verdicts' channel (the same; guest-init.sh's gdr_channel).
+# shellcheck disable=SC2054 # the commas are QEMU's, inside its option values
 case $arch in
 x86_64)
-	qemu=${QEMU:-qemu-system-x86_64} qemu_deb=qemu-system-x86
-	board=() console_tty=ttyS0 cpu=max
-	channel=(-serial "file:$dir/results.log") ;;
+	qemu=${QEMU:-qemu-system-x86_64} qemu_deb=qemu-system-x86 board=() cpu=max default_timeout=270
+	console_tty=ttyS0 console_dev=(-serial "file:$dir/console.log")
+	channel_tty=ttyS1 channel_dev=(-serial "file:$dir/results.log") ;;
 arm64)
-	qemu=${QEMU:-qemu-system-aarch64} qemu_deb=qemu-system-arm
 	# Pointer authentication as QEMU's cheap stand-in: the architected one is slow under TCG.
-	board=(-M virt) console_tty=ttyAMA0 cpu=max,pauth-impdef=on
-	# shellcheck disable=SC2054 # the commas are QEMU's, inside its option values
-	channel=(-device virtio-serial-device -chardev "file,id=verdicts,path=$dir/results.log"
-		-device virtconsole,chardev=verdicts) ;;
-*) echo "run-vm.sh: --arch $arch: x86_64 or arm64" >&2; exit 2 ;;
+	qemu=${QEMU:-qemu-system-aarch64} qemu_deb=qemu-system-arm board=(-M virt)
+	cpu=max,pauth-impdef=on default_timeout=270
+	console_tty=ttyAMA0 console_dev=(-serial "file:$dir/console.log")
+	channel_tty=hvc0 channel_dev=(-device virtio-serial-device
+		-chardev "file,id=verdicts,path=$dir/results.log" -device virtconsole,chardev=verdicts) ;;
+ppc64le)
+	# The board's Spectre workarounds are what TCG does not emulate: off, rather than warned of.
+	qemu=${QEMU:-qemu-system-ppc64} qemu_deb=qemu-system-ppc
+	# Its whole catalogue takes 165 s on a 2-core machine, x86's 70-110 s.
+	board=(-M pseries,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off) cpu=power9
+	default_timeout=420
+	console_tty=hvc0 console_dev=(-chardev "file,id=console,path=$dir/console.log"
+		-device spapr-vty,chardev=console)
+	channel_tty=hvc1 channel_dev=(-chardev "file,id=verdicts,path=$dir/results.log"
+		-device spapr-vty,chardev=verdicts) ;;
+*) echo "run-vm.sh: --arch $arch: x86_64, arm64 or ppc64le" >&2; exit 2 ;;
 esac
 command -v "$qemu" >/dev/null 2>&1 || skip "$qemu not found (apt-get install $qemu_deb)"
 [ -r "$kernel" ] || skip "no readable kernel image $kernel (apt-get install linux-image-amd64)"
 [ -r "$initramfs" ] || skip "no initramfs $initramfs (make check-build builds it)"
 
 results_file=${GDR_TEST_RESULTS:-/dev/stdout}
-vm_timeout=${GDR_VM_TIMEOUT:-270}
+vm_timeout=${GDR_VM_TIMEOUT:-$default_timeout}
 case_timeout=${GDR_VM_CASE_TIMEOUT:-60}
 filter=${GDR_VM_FILTER:-}
 mkdir -p "$dir"
@@ -90,6 +104,7 @@ rm -f "$dir/console.first-boot.log"
 append="console=$console_tty,115200 rdinit=/init panic=-1 oops=panic softlockup_panic=1"
 append+=" hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=30 slub_debug=FZP"
 append+=" page_poison=1 mitigations=off loglevel=6 gdr_timeout=$case_timeout gdr_flavor=$flavor"
+append+=" gdr_channel=$channel_tty"
 # Room for every case's log between two scans (the default 128 KiB wrapped during a fuzz that
 # logged each refused ioctl); the guest fails a case whose log wrapped all the same.
 append+=" log_buf_len=8M"
@@ -101,7 +116,7 @@ boot() {
 	timeout -k 5 "$vm_timeout" "$qemu" -accel tcg "${board[@]}" -nographic -nodefaults \
 		-no-reboot -m 1G -smp "${GDR_VM_SMP:-2}" -cpu "${GDR_VM_CPU:-$cpu}" \
 		-kernel "$kernel" -initrd "$initramfs" -append "$append" \
-		-serial "file:$console" "${channel[@]}" </dev/null >"$dir/qemu.out" 2>&1
+		"${console_dev[@]}" "${channel_dev[@]}" </dev/null >"$dir/qemu.out" 2>&1
 	qemu_rc=$?
 	# The serial console ends its lines with CR LF.
 	if [ -f "$console" ]; then

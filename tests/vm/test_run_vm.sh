@@ -3,8 +3,8 @@
 # boot per call, writing the guest's console and results ports as the real guest would. It
 # checks what the runner makes of each ending: a kernel that dies before /init is booted once
 # more and said so, and only then; a second death, a death after /init started, a hang and a
-# case that never reported are failures with the reason. And that an arm64 guest gets its board,
-# console and the virtio console that carries its verdicts.
+# case that never reported are failures with the reason. And that each guest architecture gets
+# its board, console and the channel that carries its verdicts.
 . @SRC@/tests/harness/harness.sh
 runner=@SRC@/tests/vm/run-vm.sh
 
@@ -110,16 +110,25 @@ ok=1
 grep -q '^fail sim/one the VM ran past GDR_VM_TIMEOUT=3s during this case' "$tmp/hang.results" || ok=0
 check $((1 - ok)) hang_fails_without_reboot "expected exit 1 after 1 boot naming the case (exit $rc, $boots boots)"
 
-PLAY_ARGS="--arch arm64" play arm64 ok
-ok=1
-[ $rc = 0 ] && [ "$boots" = 1 ] || ok=0
-grep -q '^pass sim/one' "$tmp/arm64.results" || ok=0
-args=$(cat "$tmp/arm64.boots.args" 2>/dev/null)
-for want in '-M virt' 'console=ttyAMA0' '-device virtio-serial-device' \
-	"path=$tmp/arm64/results.log -device virtconsole,chardev=verdicts"; do
-	case $args in *"$want"*) ;; *) ok=0 ;; esac
-done
-check $((1 - ok)) arm64_board_and_channel \
-	"expected exit 0, the case's verdict read from the virtio console, QEMU given the virt board (exit $rc; QEMU got: $args)"
+# board_and_channel ARCH WANTED...: a guest of ARCH boots once, its verdict is read from the
+# channel run-vm.sh gave it, and QEMU's command line holds every WANTED string.
+board_and_channel() {
+	local arch=$1 want args ok=1
+	shift
+	PLAY_ARGS="--arch $arch" play "$arch" ok
+	[ $rc = 0 ] && [ "$boots" = 1 ] || ok=0
+	grep -q '^pass sim/one' "$tmp/$arch.results" || ok=0
+	args=$(cat "$tmp/$arch.boots.args" 2>/dev/null)
+	for want in "$@"; do
+		case $args in *"$want"*) ;; *) ok=0 ;; esac
+	done
+	check $((1 - ok)) "${arch}_board_and_channel" \
+		"expected exit 0 and the case's verdict from its channel, QEMU given: $* (exit $rc; QEMU got: $args)"
+}
+board_and_channel x86_64 'console=ttyS0' 'gdr_channel=ttyS1' "-serial file:$tmp/x86_64/results.log"
+board_and_channel arm64 '-M virt' 'console=ttyAMA0' 'gdr_channel=hvc0' \
+	"path=$tmp/arm64/results.log -device virtconsole,chardev=verdicts"
+board_and_channel ppc64le '-M pseries' '-cpu power9' 'console=hvc0' 'gdr_channel=hvc1' \
+	"path=$tmp/ppc64le/results.log -device spapr-vty,chardev=verdicts"
 
 test_exit

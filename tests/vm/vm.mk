@@ -17,10 +17,11 @@
 # against kernel.mk's stub at build time and binds to nvp2p_sim's exports (same nv-p2p.h, same
 # symbol versions) at load time.
 #
-# A fourth kernel is arm64's (bookworm's 6.1, vm-build-6.1-arm64): the same rules, run by a
-# make with CROSS_COMPILE= and a BUILD of its own (VM_ARCH=arm64; VM_KARCH, kbuild's ARCH), its
-# programs in $(VM_DIR)/bin-arm64, its libraries from the cross toolchain's VM_SYSROOT, with
-# VM_BUSYBOX and VM_BOOT_MODULES (the guest's virtio console) from tests/kernel/cache.sh.
+# Two more are other architectures' (bookworm's 6.1 for arm64 and for ppc64el,
+# vm-build-6.1-arm64 and vm-build-6.1-ppc64el): the same rules, run by a make with
+# CROSS_COMPILE= and a BUILD of its own (VM_ARCH=arm64 or ppc64le; VM_KARCH, kbuild's ARCH), its
+# programs in $(VM_DIR)/bin-VM_ARCH, its libraries from the cross toolchain's VM_SYSROOT, with
+# VM_BUSYBOX and VM_BOOT_MODULES (arm64's virtio console) from tests/kernel/cache.sh.
 
 VM_DIR := $(BUILD)/vm
 VM_FLAVORS := open proprietary
@@ -139,7 +140,8 @@ $(VM_RUNNER_TEST): tests/vm/test_run_vm.sh
 test-build: $(VM_RUNNER_TEST)
 TEST_TESTS += $(VM_RUNNER_TEST)
 
-.PHONY: FORCE_VM_TIER vm-build vm-build-6.12 vm-build-newest vm-build-6.1-arm64
+.PHONY: FORCE_VM_TIER vm-build vm-build-6.12 vm-build-newest vm-build-6.1-arm64 \
+	vm-build-6.1-ppc64el
 FORCE_VM_TIER:
 vm-build: $(VM_BUILD) $(VM_TIERS)
 check-build: vm-build
@@ -164,29 +166,36 @@ vm-build-$(1): kbuild-prepare $(VM_TESTS) $(VMCTL) $(LIB_SHARED) $(VM_SANITY) \
 CHECK_TESTS += $(foreach f,$(VM_FLAVORS),$(VM_DIR)/$(1)/vm-tier-$(f))
 endef
 
-# arm64: the make for it cross-builds everything again, in a BUILD of its own, with the cross
-# compiler whatever CC this make was given (CI's clang build, say).
-VM_ARM64_BUILD := $(BUILD)/cross/arm64-vm
-vm-build-6.1-arm64: kbuild-prepare
-	$(Q)env=$(abspath $(KBUILD_DIR))/kernel-6.1-arm64-vm.env; \
-	if grep -qE '^(SKIP|FAIL): ' $$env; then \
-		$(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=6.1-arm64 VM_SKIP_FROM=$$env vm-build; \
+# Another architecture's kernel (6.1-arm64, 6.1-ppc64el; VM_ARCH arm64, ppc64le): a make
+# that cross-builds everything again, in a BUILD of its own, with the cross compiler whatever CC
+# this make was given. Its items are prepare.sh's kernel-TAG-vm. VM_CROSS=0 leaves them out
+# (CI's clang build: with gcc as their compiler whatever CC is, they would only be built twice).
+define VM_CROSS_KERNEL
+vm-build: vm-build-$(1)
+vm-build-$(1): kbuild-prepare
+	$(Q)env=$(abspath $(KBUILD_DIR))/kernel-$(1)-vm.env; \
+	if grep -qE '^(SKIP|FAIL): ' $$$$env; then \
+		$(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=$(1) VM_SKIP_FROM=$$$$env vm-build; \
 	else \
-		eval "$$(cat $$env)" && \
-		$(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=6.1-arm64 BUILD=$(VM_ARM64_BUILD) \
-			VM_DIR=$(abspath $(VM_DIR)) CROSS_COMPILE="$$cross" CC="$${cross}gcc" \
-			CXX="$${cross}g++" VM_ARCH=arm64 \
-			VM_KARCH="$$arch" VM_KDIR="$$kdir" VM_KERNEL="$$vmlinuz" VM_KVER="$$release" \
-			VM_BOOT_MODULES="$$boot_modules" VM_BUSYBOX="$$busybox" \
-			VM_SYSROOT=/usr/$${cross%-} vm-build; \
+		eval "$$$$(cat $$$$env)" && \
+		$(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=$(1) BUILD=$(BUILD)/cross/$(2)-vm \
+			VM_DIR=$(abspath $(VM_DIR)) CROSS_COMPILE="$$$$cross" CC="$$$${cross}gcc" \
+			CXX="$$$${cross}g++" VM_ARCH=$(2) \
+			VM_KARCH="$$$$arch" VM_KDIR="$$$$kdir" VM_KERNEL="$$$$vmlinuz" \
+			VM_KVER="$$$$release" VM_BOOT_MODULES="$$$$boot_modules" \
+			VM_BUSYBOX="$$$$busybox" VM_SYSROOT=/usr/$$$${cross%-} vm-build; \
 	fi
+CHECK_TESTS += $(foreach f,$(VM_FLAVORS),$(VM_DIR)/$(1)/vm-tier-$(f))
+endef
 
 ifeq ($(VM_SECOND),)
 $(eval $(call VM_OTHER_KERNEL,6.12))
 $(eval $(call VM_OTHER_KERNEL,newest))
-vm-build: vm-build-6.1-arm64
-CHECK_TESTS += $(foreach f,$(VM_FLAVORS),$(VM_DIR)/6.1-arm64/vm-tier-$(f))
-CHECK_DEBS += qemu-system-arm
+ifneq ($(VM_CROSS),0)
+$(eval $(call VM_CROSS_KERNEL,6.1-arm64,arm64))
+$(eval $(call VM_CROSS_KERNEL,6.1-ppc64el,ppc64le))
+endif
+CHECK_DEBS += qemu-system-arm qemu-system-ppc
 endif
 CHECK_DEBS += qemu-system-x86 busybox-static linux-image-amd64 linux-headers-amd64 cpio kmod
 
