@@ -124,6 +124,10 @@ $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VM
 VM_BOOT_SPECS = $(foreach i,$(shell seq $(words $(VM_BOOT_MODULES))),\
 	$(word $(i),$(VM_BOOT_MODULES))=/gdr/boot/$(i)-$(notdir $(word $(i),$(VM_BOOT_MODULES))))
 
+# run-tests.sh gives a test 300 s unless TEST.timeout says more: ppc64el's run may take up to
+# run-vm.sh's 420 s for it.
+VM_TEST_TIMEOUT := $(if $(filter ppc64le,$(VM_ARCH)),450)
+
 # Rewritten on every make, so it always names this configuration's kernel.
 $(VM_KDIR_OUT)/vm-tier-%: FORCE_VM_TIER
 	@mkdir -p $(dir $@)
@@ -131,6 +135,7 @@ $(VM_KDIR_OUT)/vm-tier-%: FORCE_VM_TIER
 		'$(abspath tests/vm/run-vm.sh)' '$(VM_RUN_ARGS)' >$@.tmp
 	@chmod +x $@.tmp
 	@mv $@.tmp $@
+	@$(if $(VM_TEST_TIMEOUT),echo $(VM_TEST_TIMEOUT) >$@.timeout,rm -f $@.timeout)
 
 # The runner itself, against a fake QEMU (tier 1: it boots nothing).
 VM_RUNNER_TEST := $(VM_DIR)/test_run_vm
