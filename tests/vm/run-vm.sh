@@ -56,7 +56,7 @@ open|proprietary) ;;
 *) echo "run-vm.sh: --flavor $flavor: open or proprietary" >&2; exit 2 ;;
 esac
 [ "$(uname -m)" = x86_64 ] ||
-	skip "the VM tier's programs are built on an x86_64 host (arm64's cross-built); this host is $(uname -m)"
+	skip "the VM tier's programs are built on an x86_64 host (the other architectures' cross-built); this host is $(uname -m)"
 # The guest's machine: its QEMU, board, CPU, the console (the guest's name for it and QEMU's
 # device) and the verdicts' channel (the same; guest-init.sh's gdr_channel).
 # shellcheck disable=SC2054 # the commas are QEMU's, inside its option values
@@ -73,10 +73,10 @@ arm64)
 	channel_tty=hvc0 channel_dev=(-device virtio-serial-device
 		-chardev "file,id=verdicts,path=$dir/results.log" -device virtconsole,chardev=verdicts) ;;
 ppc64le)
-	# The board's Spectre workarounds are what TCG does not emulate: off, rather than warned of.
 	qemu=${QEMU:-qemu-system-ppc64} qemu_deb=qemu-system-ppc
-	# Its whole catalogue takes 165 s on a 2-core machine, x86's 70-110 s.
+	# The board's Spectre workarounds are what TCG does not emulate: off, rather than warned of.
 	board=(-M pseries,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off) cpu=power9
+	# Its whole catalogue takes 165 s on a 2-core machine, x86's 70-110 s.
 	default_timeout=420
 	console_tty=hvc0 console_dev=(-chardev "file,id=console,path=$dir/console.log"
 		-device spapr-vty,chardev=console)
@@ -85,7 +85,7 @@ ppc64le)
 *) echo "run-vm.sh: --arch $arch: x86_64, arm64 or ppc64le" >&2; exit 2 ;;
 esac
 command -v "$qemu" >/dev/null 2>&1 || skip "$qemu not found (apt-get install $qemu_deb)"
-[ -r "$kernel" ] || skip "no readable kernel image $kernel (apt-get install linux-image-amd64)"
+[ -r "$kernel" ] || skip "no readable kernel image $kernel (x86_64: apt-get install linux-image-amd64; the others: tests/kernel/cache.sh fetches them)"
 [ -r "$initramfs" ] || skip "no initramfs $initramfs (make check-build builds it)"
 
 results_file=${GDR_TEST_RESULTS:-/dev/stdout}
