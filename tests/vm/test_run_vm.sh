@@ -110,25 +110,27 @@ ok=1
 grep -q '^fail sim/one the VM ran past GDR_VM_TIMEOUT=3s during this case' "$tmp/hang.results" || ok=0
 check $((1 - ok)) hang_fails_without_reboot "expected exit 1 after 1 boot naming the case (exit $rc, $boots boots)"
 
-# board_and_channel ARCH WANTED...: a guest of ARCH boots once, its verdict is read from the
-# channel run-vm.sh gave it, and QEMU's command line holds every WANTED string.
+# board_and_channel NAME ARGS WANTED...: a guest booted with the runner's ARGS boots once, its
+# verdict is read from the channel run-vm.sh gave it, and QEMU's command line holds every WANTED
+# string.
 board_and_channel() {
-	local arch=$1 want args ok=1
-	shift
-	PLAY_ARGS="--arch $arch" play "$arch" ok
+	local name=$1 args=$2 want qemu_args ok=1
+	shift 2
+	PLAY_ARGS=$args play "$name" ok
 	[ $rc = 0 ] && [ "$boots" = 1 ] || ok=0
-	grep -q '^pass sim/one' "$tmp/$arch.results" || ok=0
-	args=$(cat "$tmp/$arch.boots.args" 2>/dev/null)
+	grep -q '^pass sim/one' "$tmp/$name.results" || ok=0
+	qemu_args=$(cat "$tmp/$name.boots.args" 2>/dev/null)
 	for want in "$@"; do
-		case $args in *"$want"*) ;; *) ok=0 ;; esac
+		case $qemu_args in *"$want"*) ;; *) ok=0 ;; esac
 	done
-	check $((1 - ok)) "${arch}_board_and_channel" \
-		"expected exit 0 and the case's verdict from its channel, QEMU given: $* (exit $rc; QEMU got: $args)"
+	check $((1 - ok)) "${name}_board_and_channel" \
+		"expected exit 0 and the case's verdict from its channel, QEMU given: $* (exit $rc; QEMU got: $qemu_args)"
 }
-board_and_channel x86_64 'console=ttyS0' 'gdr_channel=ttyS1' "-serial file:$tmp/x86_64/results.log"
-board_and_channel arm64 '-M virt' 'console=ttyAMA0' 'gdr_channel=hvc0' \
+board_and_channel x86_64 "" '-cpu max' 'console=ttyS0' 'gdr_channel=ttyS1' \
+	"-serial file:$tmp/x86_64/results.log"
+board_and_channel arm64 "--arch arm64" '-M virt' 'console=ttyAMA0' 'gdr_channel=hvc0' \
 	"path=$tmp/arm64/results.log -device virtconsole,chardev=verdicts"
-board_and_channel ppc64le '-M pseries' '-cpu power9' 'console=hvc0' 'gdr_channel=hvc1' \
-	"path=$tmp/ppc64le/results.log -device spapr-vty,chardev=verdicts"
+board_and_channel ppc64le "--arch ppc64le" '-M pseries' '-cpu power9' 'console=hvc0' \
+	'gdr_channel=hvc1' "path=$tmp/ppc64le/results.log -device spapr-vty,chardev=verdicts"
 
 test_exit
