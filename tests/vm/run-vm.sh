@@ -62,7 +62,8 @@ esac
 # shellcheck disable=SC2054 # the commas are QEMU's, inside its option values
 case $arch in
 x86_64)
-	qemu=${QEMU:-qemu-system-x86_64} qemu_deb=qemu-system-x86 board=() cpu=max default_timeout=270
+	qemu=${QEMU:-qemu-system-x86_64} qemu_deb=qemu-system-x86 board=() cpu=max
+	default_timeout=270
 	console_tty=ttyS0 console_dev=(-serial "file:$dir/console.log")
 	channel_tty=ttyS1 channel_dev=(-serial "file:$dir/results.log") ;;
 arm64)

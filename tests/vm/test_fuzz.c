@@ -203,9 +203,11 @@ static int fuzz_mmap_once(struct fuzz *f, int i)
 			mprotect(f->maps[slot].p, CPU_PAGE, random() % 2 ? PROT_READ : PROT_NONE);
 		if (random() % 4 == 0) {
 			/* Move the first page elsewhere: the VMA splits, its piece keeps its offset. */
-			void *to = mmap(NULL, CPU_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			void *to = mmap(NULL, CPU_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+					0);
 			void *q = to == MAP_FAILED ? MAP_FAILED :
-				  mremap(f->maps[slot].p, CPU_PAGE, CPU_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+				  mremap(f->maps[slot].p, CPU_PAGE, CPU_PAGE,
+					 MREMAP_MAYMOVE | MREMAP_FIXED, to);
 
 			if (q != MAP_FAILED)
 				vm_try_read32(q, &v);
