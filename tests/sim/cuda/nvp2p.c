@@ -6,6 +6,12 @@
  * dereferencing it faults), copies and memsets go through READ and WRITE, cuMemFree is FREE,
  * which fires the free callbacks of non-persistent pins as cudaFree does.
  *
+ * Small cuMemAlloc allocations are placed as CUDA's pool places them: one after another at
+ * 512-byte steps, so that most do not start on a GPU page (GDRCopy's basic_unaligned_mapping
+ * needs one that does not, and a caller that assumes alignment is caught). Each still has an
+ * nvp2p_sim allocation of its own, whose first bytes, before the address returned, stand for
+ * its neighbour's: gdrdrv pins whole GPU pages, from the page the address lies in.
+ *
  * A VMM allocation made gpuDirectRDMACapable, as the real driver lets nvidia_p2p pin those, is
  * nvp2p_sim memory too: each mapping of it is an allocation at the mapped address (ALLOC with
  * AT_VA, the host address of the reservation), and its unmapping the FREE.
@@ -29,6 +35,7 @@
 struct nvp2p_alloc {
 	LIST_ENTRY(nvp2p_alloc) link;
 	struct nvp2p_sim_alloc a;	/* what ALLOC answered */
+	uintptr_t base;			/* the CUDA address: a.va + the pool's lead */
 	size_t size;			/* bytes asked for */
 	unsigned long long buffer_id;
 	unsigned sync_memops;
@@ -40,6 +47,13 @@ static LIST_HEAD(, nvp2p_alloc) nvp2p_allocs = LIST_HEAD_INITIALIZER(nvp2p_alloc
 static int nvp2p_fd = -1;
 static pid_t nvp2p_fd_pid;
 static unsigned long long nvp2p_next_id = 1;
+/* Where the pool places the next small allocation, from a GPU page's start. */
+static size_t nvp2p_pool_offset;
+
+/* CUDA's pool: allocations below 2 MiB share pages; larger ones start on one. */
+#define NVP2P_POOL_MAX (2UL << 20)
+#define NVP2P_POOL_STEP 512UL
+#define NVP2P_GPU_PAGE (64UL << 10)
 
 bool sim_nvp2p_mode(void)
 {
@@ -81,14 +95,18 @@ static struct nvp2p_alloc *nvp2p_find(uintptr_t addr)
 	if (nvp2p_fd_pid != getpid())
 		return NULL;
 	LIST_FOREACH(n, &nvp2p_allocs, link) {
-		if (addr >= n->a.va && addr - n->a.va < n->size)
+		if (addr >= n->base && addr - n->base < n->size)
 			return n;
 	}
 	return NULL;
 }
 
-/* ALLOC through this process's control file, at va if at is non-zero. Caller holds sim_lock. */
-static CUresult nvp2p_alloc_locked(uintptr_t at, size_t size, struct nvp2p_alloc **out)
+/*
+ * ALLOC through this process's control file, at va if at is non-zero, the CUDA address lead
+ * bytes into it. Caller holds sim_lock.
+ */
+static CUresult nvp2p_alloc_locked(uintptr_t at, size_t lead, size_t size,
+				   struct nvp2p_alloc **out)
 {
 	struct nvp2p_alloc *n = calloc(1, sizeof(*n));
 	CUresult res;
@@ -97,7 +115,7 @@ static CUresult nvp2p_alloc_locked(uintptr_t at, size_t size, struct nvp2p_alloc
 	if (!n)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	n->size = size;
-	n->a.size = size;
+	n->a.size = lead + size;
 	if (at) {
 		n->a.flags = NVP2P_SIM_ALLOC_AT_VA;
 		n->a.va = at;
@@ -109,6 +127,7 @@ static CUresult nvp2p_alloc_locked(uintptr_t at, size_t size, struct nvp2p_alloc
 		free(n);
 		return res;
 	}
+	n->base = n->a.va + lead;
 	n->buffer_id = nvp2p_next_id++;
 	LIST_INSERT_HEAD(&nvp2p_allocs, n, link);
 	*out = n;
@@ -131,16 +150,21 @@ static CUresult nvp2p_free_locked(struct nvp2p_alloc *n)
 CUresult sim_nvp2p_alloc(CUdeviceptr *dptr, size_t size)
 {
 	struct nvp2p_alloc *n;
+	size_t lead;
 	CUresult res;
 
 	if (size == 0 || size > NVP2P_SIM_ALLOC_MAX)
 		return size ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&sim_lock);
-	res = nvp2p_alloc_locked(0, size, &n);
+	lead = size < NVP2P_POOL_MAX ? nvp2p_pool_offset : 0;
+	res = nvp2p_alloc_locked(0, lead, size, &n);
 	if (!res) {
+		if (size < NVP2P_POOL_MAX)
+			nvp2p_pool_offset = (lead + sim_round_up(size, NVP2P_POOL_STEP)) %
+					    NVP2P_GPU_PAGE;
 		sim.counters.allocations++;
 		sim.counters.mappings++;
-		*dptr = n->a.va;
+		*dptr = n->base;
 	}
 	pthread_mutex_unlock(&sim_lock);
 	return res;
@@ -153,7 +177,7 @@ CUresult sim_nvp2p_free(CUdeviceptr dptr)
 
 	pthread_mutex_lock(&sim_lock);
 	n = nvp2p_find(dptr);
-	if (!n || n->vmm || n->a.va != dptr) {
+	if (!n || n->vmm || n->base != dptr) {
 		res = CUDA_ERROR_INVALID_VALUE;
 	} else {
 		res = nvp2p_free_locked(n);
@@ -170,7 +194,7 @@ CUresult sim_nvp2p_map_locked(uintptr_t va, size_t size)
 
 	if (size > NVP2P_SIM_ALLOC_MAX)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	return nvp2p_alloc_locked(va, size, &n);
+	return nvp2p_alloc_locked(va, 0, size, &n);
 }
 
 /* In a fork child the parent's mappings are not in the list: nothing to free here. */
@@ -210,7 +234,7 @@ static CUresult nvp2p_rw(unsigned long cmd, uintptr_t va, void *buf, size_t n)
 	struct nvp2p_sim_rw rw = { .va = va, .len = n, .buf = (uintptr_t)buf };
 	struct nvp2p_alloc *a = nvp2p_find(va);
 
-	if (!a || n > a->size - (va - a->a.va))
+	if (!a || n > a->size - (va - a->base))
 		return CUDA_ERROR_INVALID_VALUE;
 	/* VMM memory is only as accessible as cuMemSetAccess made it. */
 	if (a->vmm && sim_check_access(va, n, cmd == NVP2P_SIM_IOC_WRITE))
@@ -263,7 +287,7 @@ CUresult sim_nvp2p_address_range(CUdeviceptr dptr, CUdeviceptr *pbase, size_t *p
 	pthread_mutex_lock(&sim_lock);
 	n = nvp2p_find(dptr);
 	if (n && pbase)
-		*pbase = n->a.va;
+		*pbase = n->base;
 	if (n && psize)
 		*psize = n->size;
 	pthread_mutex_unlock(&sim_lock);
@@ -298,15 +322,16 @@ static CUresult nvp2p_attribute(const struct nvp2p_alloc *n, CUpointer_attribute
 		put(data, &ptr, sizeof(ptr));
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-		put(data, &n->a.va, sizeof(uintptr_t));
+		put(data, &n->base, sizeof(uintptr_t));
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
 	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
-		size = attr == CU_POINTER_ATTRIBUTE_RANGE_SIZE ? n->size : n->a.mapped_size;
+		size = attr == CU_POINTER_ATTRIBUTE_RANGE_SIZE ? n->size :
+		       n->a.mapped_size - (n->base - n->a.va);
 		put(data, &size, sizeof(size));
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
-		put(data, &n->a.va, sizeof(uintptr_t));
+		put(data, &n->base, sizeof(uintptr_t));
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
 		/* The allocation's own tokens: what lets another process pin it. */
