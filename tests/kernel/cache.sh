@@ -17,6 +17,7 @@
 #       6.1-arm64, 6.1-ppc64el   bookworm's 6.1 headers of that architecture, for a cross
 #              build: kdir= release= arch= (kbuild's ARCH) cross= (CROSS_COMPILE); image
 #              adds vmlinuz= boot_modules= (arm64's virtio console) busybox= (their VM tiers)
+#       6.12-arm64-16k   the same of bookworm-backports' arm64 kernel with 16 KiB pages
 #   cache.sh nvidia SUITE PACKAGE     NVIDIA's kernel driver sources: src= version= flavor=
 #       bookworm nvidia-kernel-source (535, non-free), trixie nvidia-kernel-source (550,
 #       non-free), bookworm|trixie nvidia-open-kernel-source (535, 550, contrib)
@@ -125,8 +126,9 @@ dep_of() { # deb name-regex
 		sed -nE "s/^($2) \(= ([^)]*)\).*/\1=\2/p; t; s/^($2)( .*)?$/\1/p" | head -n 1
 }
 
-# Download PACKAGE of Debian architecture ARCH from bookworm into the debs directory; print the
-# file. A state of its own (lists-ARCH), so that the host's lists stay amd64's alone.
+# Download PACKAGE of Debian architecture ARCH from bookworm (or bookworm-backports, as
+# PACKAGE/bookworm-backports) into the debs directory; print the file. A state of its own
+# (lists-ARCH), so that the host's lists stay amd64's alone.
 apt_download_foreign() { # arch package
 	local arch=$1 spec=$2 log=$aptdir/download.log tmp=$aptdir/debs/new
 	local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -137,7 +139,13 @@ apt_download_foreign() { # arch package
 		-o APT::Sandbox::User=root -q -o Acquire::Retries=1 -o Acquire::http::Timeout=30)
 	[ -z "${GDR_TEST_OFFLINE:-}" ] || skip "$GDR_TEST_OFFLINE"
 	mkdir -p "$aptdir/lists-$arch/partial" "$aptdir/cache-$arch" "$aptdir/debs"
-	echo "deb [signed-by=$keyring] $mirror bookworm main" >"$aptdir/sources-$arch.list"
+	printf 'deb [signed-by=%s] %s %s main\n' "$keyring" "$mirror" bookworm \
+		"$keyring" "$mirror" bookworm-backports >"$aptdir/sources-$arch.list.new"
+	if ! cmp -s "$aptdir/sources-$arch.list.new" "$aptdir/sources-$arch.list"; then
+		mv "$aptdir/sources-$arch.list.new" "$aptdir/sources-$arch.list"
+		rm -f "$aptdir/lists-$arch/updated"
+	fi
+	rm -f "$aptdir/sources-$arch.list.new"
 	if [ ! -f "$aptdir/lists-$arch/updated" ]; then
 		if ! timeout 600 apt-get "${opts[@]}" update >"$log" 2>&1 ||
 		   grep -qE '^(W|E): Failed to fetch' "$log"; then
@@ -177,40 +185,47 @@ unpack_headers() { # dir deb rel suite
 	rm -f "$aptdir"/debs/*.deb
 }
 
-# bookworm's 6.1 headers for another architecture, with the common part and the (amd64) kbuild
-# tools of the same version, for a cross build of gdrdrv (its arm64 and POWER code). With
-# "image", what that architecture's VM tier boots besides: the kernel, busybox of that
-# architecture and, for arm64, the two modules that give its guest a virtio console (the
-# verdicts' channel: QEMU's arm64 "virt" board has one serial port).
-cmd_kernel_cross() { # arch: arm64 | ppc64el, [image]
-	local arch=$1 want_image=$2 flavour karch cross dir rel deb headers image kernel modules f
-	case $arch in
-	arm64) flavour=arm64 karch=arm64 cross=aarch64-linux-gnu- ;;
-	ppc64el) flavour=powerpc64le karch=powerpc cross=powerpc64le-linux-gnu- ;;
+# Another architecture's headers, with the common part and the (amd64) kbuild tools of the same
+# version, for a cross build of gdrdrv (its arm64 and POWER code): bookworm's 6.1 (series
+# 6.1-arm64, 6.1-ppc64el), or bookworm-backports' 6.12 arm64 kernel with 16 KiB pages
+# (6.12-arm64-16k; built with bookworm's gcc 12, as the cross compiler here). With "image", what
+# that architecture's VM tier boots besides: the kernel, busybox of that architecture and, for
+# arm64, the modules that give its guest a virtio console (the verdicts' channel: QEMU's arm64
+# "virt" board has one serial port; 6.12 has the console built in, and compresses its modules,
+# which are unpacked here for busybox's insmod).
+cmd_kernel_cross() { # series: 6.1-arm64 | 6.1-ppc64el | 6.12-arm64-16k, [image]
+	local series=$1 want_image=$2 arch flavour karch cross suite dir rel deb headers image kernel
+	local modules f
+	case $series in
+	6.1-arm64) arch=arm64 flavour=arm64 karch=arm64 cross=aarch64-linux-gnu- suite=bookworm
+		modules="modules/virtio_mmio.ko modules/virtio_console.ko" ;;
+	6.12-arm64-16k) arch=arm64 flavour=arm64-16k karch=arm64 cross=aarch64-linux-gnu-
+		suite=bookworm-backports modules=modules/virtio_mmio.ko ;;
+	6.1-ppc64el) arch=ppc64el flavour=powerpc64le karch=powerpc cross=powerpc64le-linux-gnu-
+		suite=bookworm modules= ;;
 	*) usage ;;
 	esac
 	command -v "${cross}gcc" >/dev/null 2>&1 ||
 		skip "no ${cross}gcc for the $arch build (apt-get install gcc-${cross%-})"
-	dir=$cache/kernels/6.1-$arch
+	dir=$cache/kernels/$series
 	if [ ! -f "$dir/ready" ]; then
 		apt_setup
-		deb=$(apt_download_foreign "$arch" "linux-headers-$flavour")
+		deb=$(apt_download_foreign "$arch" "linux-headers-$flavour/$suite")
 		headers=$(dep_of "$deb" "linux-headers-[^ ]*-$flavour")
 		rel=${headers#linux-headers-}
 		rel=${rel%%=*}
-		[ -n "$rel" ] || skip "cannot tell the kernel release of bookworm's linux-headers-$flavour"
+		[ -n "$rel" ] || skip "cannot tell the kernel release of $suite's linux-headers-$flavour"
 		rm -rf "$dir"
 		mkdir -p "$dir/root"
 		deb=$(apt_download_foreign "$arch" "${headers%%=*}")
-		unpack_headers "$dir" "$deb" "$rel" bookworm
+		unpack_headers "$dir" "$deb" "$rel" "$suite"
 	fi
 	rel=$(cat "$dir/release")
 	# arm64's unsigned image is the same kernel without the signed package's EFI wrapping;
 	# POWER's is an ELF vmlinux, as QEMU's pseries board loads it.
 	case $arch in
-	arm64) image=linux-image-$rel-unsigned kernel=boot/vmlinuz-$rel
-		modules="modules/virtio_mmio.ko modules/virtio_console.ko" ;;
-	ppc64el) image=linux-image-$rel kernel=boot/vmlinux-$rel modules= ;;
+	arm64) image=linux-image-$rel-unsigned kernel=boot/vmlinuz-$rel ;;
+	ppc64el) image=linux-image-$rel kernel=boot/vmlinux-$rel ;;
 	esac
 	if [ -n "$want_image" ] && [ ! -f "$dir/image-ready" ]; then
 		apt_setup
@@ -219,13 +234,16 @@ cmd_kernel_cross() { # arch: arm64 | ppc64el, [image]
 		deb=$(apt_download_foreign "$arch" "$image")
 		# shellcheck disable=SC2046 # one pattern per module
 		dpkg-deb --fsys-tarfile "$deb" | tar -xf - -C "$dir/image" --wildcards "./$kernel" \
-			$(for f in $modules; do echo "*/${f#modules/}"; done)
+			$(for f in $modules; do echo "*/${f#modules/}*"; done)
 		deb=$(apt_download_foreign "$arch" busybox-static)
 		dpkg-deb --fsys-tarfile "$deb" | tar -xf - -C "$dir/image" ./bin/busybox
 		rm -f "$aptdir"/debs/*.deb
 		[ ! -d "$dir/image/lib" ] ||
-			find "$dir/image/lib" -name '*.ko' -exec mv {} "$dir/image/modules/" \;
+			find "$dir/image/lib" -name '*.ko*' -exec mv {} "$dir/image/modules/" \;
 		rm -rf "$dir/image/lib"
+		for f in "$dir"/image/modules/*.ko.xz; do
+			[ ! -e "$f" ] || xz -d "$f" || exit 1
+		done
 		for f in $kernel $modules bin/busybox; do
 			[ -f "$dir/image/$f" ] ||
 				{ echo "cache.sh: no $f in Debian's $arch packages of $rel" >&2; exit 1; }
@@ -311,10 +329,10 @@ cmd_kernel() { # series [image]
 	local series=$1 want_image=${2:-} suite
 	case $series in
 	newest) cmd_kernel_newest "$want_image"; return ;;
-	6.1-arm64 | 6.1-ppc64el) cmd_kernel_cross "${series#6.1-}" "$want_image"; return ;;
+	6.1-arm64 | 6.1-ppc64el | 6.12-arm64-16k) cmd_kernel_cross "$series" "$want_image"; return ;;
 	5.10) suite=bullseye ;;
 	6.12) suite=bookworm-backports ;;
-	*) echo "cache.sh: unknown kernel series $series (5.10, 6.12, newest, 6.1-arm64 or 6.1-ppc64el)" >&2; exit 2 ;;
+	*) echo "cache.sh: unknown kernel series $series (5.10, 6.12, newest, 6.1-arm64, 6.1-ppc64el or 6.12-arm64-16k)" >&2; exit 2 ;;
 	esac
 	local dir=$cache/kernels/$series rel deb
 	if [ ! -f "$dir/ready" ]; then

@@ -8,8 +8,9 @@
 # Items: kernel-5.10 (headers), kernel-6.12 (headers and image, for the VM tier), kernel-newest
 # (trixie-backports' headers in a trixie chroot, and image), kernel-6.1-arm64 and
 # kernel-6.1-ppc64el (bookworm's headers of those architectures, for cross builds),
-# kernel-6.1-arm64-vm and kernel-6.1-ppc64el-vm (the same headers with the image, for those VM
-# tiers), kernel-host (the installed Debian kernel the VM tier boots, 6.1 on bookworm),
+# kernel-6.12-arm64-16k (bookworm-backports' arm64 kernel with 16 KiB pages, the same),
+# kernel-6.1-arm64-vm, kernel-6.1-ppc64el-vm and kernel-6.12-arm64-16k-vm (the same headers with
+# the image, for those VM tiers), kernel-host (the installed Debian kernel the VM tier boots, 6.1 on bookworm),
 # nvidia-SUITE-PACKAGE (NVIDIA's sources) and nvidia-module-SUITE-PACKAGE (their nvidia.ko,
 # built for the kernel of that Debian release: bookworm's on kernel-host, trixie's on
 # kernel-6.12).
@@ -70,6 +71,8 @@ item kernel-6.1-arm64 kernel 6.1-arm64
 item kernel-6.1-arm64-vm kernel 6.1-arm64 image
 item kernel-6.1-ppc64el kernel 6.1-ppc64el
 item kernel-6.1-ppc64el-vm kernel 6.1-ppc64el image
+item kernel-6.12-arm64-16k kernel 6.12-arm64-16k
+item kernel-6.12-arm64-16k-vm kernel 6.12-arm64-16k image
 host=$("$here/../vm/kernel-release.sh")
 if [ -n "$host" ]; then
 	item_says kernel-host "kdir=/lib/modules/$host/build"

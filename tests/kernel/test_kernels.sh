@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # gdrdrv builds for Debian's 5.10 (bullseye) and 6.12 (bookworm-backports) kernels, the newest
-# Debian has (trixie-backports', built in a trixie chroot: cache.sh), and bookworm's 6.1 for
-# arm64 and ppc64el (cross builds: the Grace and POWER code), in both NVIDIA driver flavors,
+# Debian has (trixie-backports', built in a trixie chroot: cache.sh), bookworm's 6.1 for arm64
+# and ppc64el and bookworm-backports' 6.12 for arm64 with 16 KiB pages (cross builds: the Grace
+# and POWER code), in both NVIDIA driver flavors,
 # without a warning under W=1 (and sparse, but for the newest); modinfo names the flavor; the
 # proprietary flavor imports no GPL-only kernel symbol (kernel/check-gplonly-imports.sh, which
 # must refuse the open flavor's module). The installed 6.1 is tests/kernel/test_gdrdrv_build.sh's.
@@ -11,7 +12,7 @@ set -u
 envdir=$1
 . "$(dirname "$0")/kbuild_lib.sh"
 
-for series in 5.10 6.12 newest 6.1-arm64 6.1-ppc64el; do
+for series in 5.10 6.12 newest 6.1-arm64 6.1-ppc64el 6.12-arm64-16k; do
 	env=$envdir/kernel-$series.env
 	problem=$(item_problem "$env")
 	if [ -n "$problem" ]; then

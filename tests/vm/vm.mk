@@ -17,8 +17,9 @@
 # against kernel.mk's stub at build time and binds to nvp2p_sim's exports (same nv-p2p.h, same
 # symbol versions) at load time.
 #
-# Two more are other architectures' (bookworm's 6.1 for arm64 and for ppc64el,
-# vm-build-6.1-arm64 and vm-build-6.1-ppc64el): the same rules, run by a make with
+# Three more are other architectures' (bookworm's 6.1 for arm64 and for ppc64el,
+# vm-build-6.1-arm64 and vm-build-6.1-ppc64el, and bookworm-backports' 6.12 for arm64 with
+# 16 KiB pages, vm-build-6.12-arm64-16k): the same rules, run by a make with
 # CROSS_COMPILE= and a BUILD of its own (VM_ARCH=arm64 or ppc64le; VM_KARCH, kbuild's ARCH), its
 # programs in $(VM_DIR)/bin-VM_ARCH, its libraries from the cross toolchain's VM_SYSROOT, with
 # VM_BUSYBOX and VM_BOOT_MODULES (arm64's virtio console) from tests/kernel/cache.sh.
@@ -146,7 +147,7 @@ test-build: $(VM_RUNNER_TEST)
 TEST_TESTS += $(VM_RUNNER_TEST)
 
 .PHONY: FORCE_VM_TIER vm-build vm-build-6.12 vm-build-newest vm-build-6.1-arm64 \
-	vm-build-6.1-ppc64el
+	vm-build-6.1-ppc64el vm-build-6.12-arm64-16k
 FORCE_VM_TIER:
 vm-build: $(VM_BUILD) $(VM_TIERS)
 check-build: vm-build
@@ -171,13 +172,16 @@ vm-build-$(1): kbuild-prepare $(VM_TESTS) $(VMCTL) $(LIB_SHARED) $(VM_SANITY) \
 CHECK_TESTS += $(foreach f,$(VM_FLAVORS),$(VM_DIR)/$(1)/vm-tier-$(f))
 endef
 
-# Another architecture's kernel (6.1-arm64, 6.1-ppc64el; VM_ARCH arm64, ppc64le): a make
-# that cross-builds everything again, in a BUILD of its own, with the cross compiler whatever CC
-# this make was given. Its items are prepare.sh's kernel-TAG-vm. VM_CROSS=0 leaves them out
-# (CI's clang build: with gcc as their compiler whatever CC is, they would only be built twice).
+# Another architecture's kernel (6.1-arm64, 6.1-ppc64el, 6.12-arm64-16k; VM_ARCH arm64,
+# ppc64le): a make that cross-builds everything again, in a BUILD of its architecture, with the
+# cross compiler whatever CC this make was given. Its items are prepare.sh's kernel-TAG-vm.
+# Kernels of one architecture share the programs (a binary of Debian's arm64 toolchain runs with
+# 4 and 16 KiB pages alike), so the second of them waits for the first: $(3).
+# VM_CROSS=0 leaves them out (CI's clang build: with gcc as their compiler whatever CC is, they
+# would only be built twice).
 define VM_CROSS_KERNEL
 vm-build: vm-build-$(1)
-vm-build-$(1): kbuild-prepare
+vm-build-$(1): kbuild-prepare $(3)
 	$(Q)env=$(abspath $(KBUILD_DIR))/kernel-$(1)-vm.env; \
 	if grep -qE '^(SKIP|FAIL): ' $$$$env; then \
 		$(MAKE) --no-print-directory VM_SECOND=1 VM_TAG=$(1) VM_SKIP_FROM=$$$$env vm-build; \
@@ -199,6 +203,7 @@ $(eval $(call VM_OTHER_KERNEL,newest))
 ifneq ($(VM_CROSS),0)
 $(eval $(call VM_CROSS_KERNEL,6.1-arm64,arm64))
 $(eval $(call VM_CROSS_KERNEL,6.1-ppc64el,ppc64le))
+$(eval $(call VM_CROSS_KERNEL,6.12-arm64-16k,arm64,vm-build-6.1-arm64))
 endif
 CHECK_DEBS += qemu-system-arm qemu-system-ppc
 endif
