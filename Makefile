@@ -106,6 +106,9 @@ check-build: test-build
 check-build-sanitize:
 TEST_TESTS :=
 CHECK_TESTS :=
+# make check's tests that must come after every other (what runs alone, TEST.serial, there
+# keeps no CPU idle while the long tests run beside each other).
+CHECK_TESTS_LAST :=
 SANITIZE_TESTS :=
 
 # Where each part puts what other parts use. A target or prerequisite is expanded when make
@@ -174,12 +177,15 @@ deps:
 	$(Q)tests/install-deps.sh $(sort $(BUILD_DEBS) $(CHECK_DEBS))
 
 # Tier 1 twice (plain, then ASan + UBSan) and the rest of make check, under one runner and one
-# summary line.
+# summary line. Its builds and its tests use every CPU (CHECK_JOBS; TEST_JOBS=1 runs one test at
+# a time): most of its time is VMs and kernel builds, each on one CPU.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: deps
-	$(Q)$(MAKE) --no-print-directory all check-build
-	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/sanitize SANITIZE=1 check-build-sanitize
-	$(Q)tests/run-tests.sh $(TEST_TESTS) $(CHECK_TESTS) \
-		$(subst $(BUILD)/,$(BUILD)/sanitize/,$(SANITIZE_TESTS))
+	$(Q)$(MAKE) --no-print-directory -j$(CHECK_JOBS) all check-build
+	$(Q)$(MAKE) --no-print-directory -j$(CHECK_JOBS) BUILD=$(BUILD)/sanitize SANITIZE=1 \
+		check-build-sanitize
+	$(Q)TEST_JOBS=$${TEST_JOBS:-$(CHECK_JOBS)} tests/run-tests.sh $(TEST_TESTS) $(CHECK_TESTS) \
+		$(subst $(BUILD)/,$(BUILD)/sanitize/,$(SANITIZE_TESTS)) $(CHECK_TESTS_LAST)
 
 # Tier 1 from the plain build. A test that misses something skips, saying what.
 test: all test-build

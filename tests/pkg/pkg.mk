@@ -1,18 +1,22 @@
-# The packages end to end (tests/pkg/test_packages.sh): make deb, lintian, dpkg -i on this
-# machine (as root, when nothing it would replace is installed), a pkg-config client, DKMS,
-# removal, make rpm and the RPMs' file lists.
+# The packages end to end (tests/pkg/test_packages.sh): make deb, lintian, make rpm and the
+# RPMs' file lists; then dpkg -i on this machine (as root, when nothing it would replace is
+# installed), a pkg-config client, DKMS, removal.
 PKG_TEST := $(BUILD)/tests/pkg/test_packages
 
-# Two package builds that each run tier 1 (make test), lintian and a DKMS build: about five
-# minutes on a 2-core machine, past the runner's default limit, so it asks for fifteen.
-$(PKG_TEST): tests/pkg/test_packages.sh
+# Two package builds that each run tier 1 (make test), lintian and the RPMs: about five minutes
+# on a 2-core machine, past the runner's default limit, so it asks for fifteen. What installs
+# them into this machine is a test of its own, which runs alone (another test could find what
+# it installs), after every other: the builds' .debs are its input.
+PKG_INSTALL_TEST := $(BUILD)/tests/pkg/test_packages_install
+$(PKG_TEST) $(PKG_INSTALL_TEST): tests/pkg/test_packages.sh
 	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexec %s %s %s %s\n' $(abspath $<) $(CURDIR) $(abspath $(BUILD)) \
-		$(abspath $(CUDA)) >$@ && chmod +x $@
-	$(Q)echo 900 >$@.timeout
+	$(Q)printf '#!/bin/sh\nexec %s %s %s %s %s\n' $(abspath $<) $(CURDIR) $(abspath $(BUILD)) \
+		$(abspath $(CUDA)) $(if $(filter $(PKG_TEST),$@),builds,install) >$@ && chmod +x $@
+	$(Q)$(if $(filter $(PKG_TEST),$@),echo 900 >$@.timeout,touch $@.serial)
 
-check-build: $(PKG_TEST)
+check-build: $(PKG_TEST) $(PKG_INSTALL_TEST)
 CHECK_TESTS += $(PKG_TEST)
+CHECK_TESTS_LAST += $(PKG_INSTALL_TEST)
 CHECK_DEBS += dpkg-dev debhelper dh-dkms dkms lintian rpm pkg-config man-db kmod binutils
 
 # make install, parallel and serial, and GDRCopy's install targets (tests/pkg/test_install.sh).

@@ -5,12 +5,15 @@
 # install the .debs into this machine with dpkg, a client built with pkg-config, the installed
 # tools and man pages, gdrdrv built by DKMS against the installed kernel headers, removal; then
 # the RPMs' file lists. One result line per step.
-#   test_packages.sh SRCDIR BUILD CUDA
+#   test_packages.sh SRCDIR BUILD CUDA [builds|install]
 # Installing changes this machine (CI's is a throwaway one), so it happens only as root and only
 # when none of these packages, nor NVIDIA GDRCopy's, is installed already; GDR_TEST_NO_INSTALL=1
-# leaves it out.
+# leaves it out. "builds" does all but that, "install" only that, with the .debs "builds" left:
+# make check runs them as two tests, the second alone (another test could find what it
+# installs), the first beside others.
 set -u
-src=$1 build=$2 cuda=$3
+src=$1 build=$2 cuda=$3 part=${4:-all}
+case $part in all | builds | install) ;; *) echo "test_packages.sh: no part '$part'" >&2; exit 2 ;; esac
 version=$(awk '/^#define GDR_API_(MAJOR|MINOR)_VERSION/ {v = v sep $3; sep = "."} END {print v}' \
 	"$src/include/gdrapi.h")
 logs=$build/tests/pkg
@@ -45,11 +48,17 @@ want() {
 # What make deb builds: the four packages and the metapackage gdrcopy.
 our_debs="libgdrapi2 libgdrapi-dev gdrcopy-tools gdrdrv-dkms gdrcopy"
 tree=$logs/tree
-rm -rf "$tree"
-(cd "$src" && packaging/copy-source.sh "$tree" "$build")
 deb_dir=$tree/packages
 debs=()
-if ! command -v dpkg-buildpackage >/dev/null; then
+if [ "$part" = install ]; then
+	for p in $our_debs; do
+		f=$(ls "$deb_dir/${p}_$version"-*.deb 2>/dev/null | head -n 1)
+		[ -n "$f" ] && debs+=("$f")
+	done
+	[ ${#debs[@]} = "$(echo $our_debs | wc -w)" ] || debs=()
+elif ! { rm -rf "$tree" && (cd "$src" && packaging/copy-source.sh "$tree" "$build"); }; then
+	result fail deb-build "cannot copy the source tree to $tree"
+elif ! command -v dpkg-buildpackage >/dev/null; then
 	result skip deb-build-t-k "dpkg-buildpackage is not installed (make deps)"
 	result skip deb-build "dpkg-buildpackage is not installed (make deps)"
 else
@@ -94,8 +103,9 @@ deb_of() { # package name: its .deb
 	return 1
 }
 
-if [ ${#debs[@]} -gt 0 ]; then
-	ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+[ ${#debs[@]} = 0 ] || full=$(dpkg-deb -f "$(deb_of gdrcopy)" Version)
+if [ ${#debs[@]} -gt 0 ] && [ "$part" != install ]; then
 	bad=
 	for f in "${debs[@]}"; do
 		dpkg-deb -c "$f" | awk '{print $6}' | sed 's|^\./|/|; s|/$||' >"$logs/${f##*/}.files"
@@ -129,7 +139,6 @@ if [ ${#debs[@]} -gt 0 ]; then
 	depends=$(dpkg-deb -f "$(deb_of gdrcopy-tools)" Depends)
 	case $depends in *libcuda*|*nvidia*) bad="$bad gdrcopy-tools depends on '$depends';" ;; esac
 	# The metapackage, as NVIDIA's: the others at exactly its version, and no files of its own.
-	full=$(dpkg-deb -f "$(deb_of gdrcopy)" Version)
 	depends=$(dpkg-deb -f "$(deb_of gdrcopy)" Depends | tr ',' '\n' | sed 's/^ *//' | sort | tr '\n' ' ')
 	[ "$depends" = "gdrcopy-tools (= $full) gdrdrv-dkms (= $full) libgdrapi-dev (= $full) libgdrapi2 (= $full) " ] ||
 		bad="$bad gdrcopy depends on '$depends';"
@@ -154,7 +163,11 @@ fi
 # ---- Installed on this machine ---------------------------------------------------------------
 installed() { dpkg-query -W -f '${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^ii'; }
 no_install=
-if [ ${#debs[@]} = 0 ]; then
+if [ "$part" = builds ]; then
+	no_install=builds
+elif [ ${#debs[@]} = 0 ] && [ "$part" = install ]; then
+	no_install="no packages in $deb_dir: build them first (test_packages, which make check runs before this; it failed, skipped or did not run)"
+elif [ ${#debs[@]} = 0 ]; then
 	no_install="no packages were built"
 elif [ "${GDR_TEST_NO_INSTALL:-0}" = 1 ]; then
 	no_install="GDR_TEST_NO_INSTALL=1"
@@ -169,7 +182,9 @@ fi
 
 install_cases="deb-install client client-static installed-tools modprobe-config dkms-build deb-remove
 deb-over-nvidia"
-if [ -n "$no_install" ]; then
+if [ "$no_install" = builds ]; then
+	: # the other part's
+elif [ -n "$no_install" ]; then
 	for c in $install_cases; do result skip "$c" "$no_install"; done
 else
 	pkgs=()
@@ -310,7 +325,9 @@ else
 fi
 
 # ---- RPMs --------------------------------------------------------------------------------------
-if ! command -v rpmbuild >/dev/null; then
+if [ "$part" = install ]; then
+	: # the other part's
+elif ! command -v rpmbuild >/dev/null; then
 	result skip rpm-build "rpmbuild is not installed (Debian: rpm)"
 	result skip rpm-files "rpmbuild is not installed"
 else
