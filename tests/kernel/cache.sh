@@ -12,8 +12,8 @@
 #              tools run here (trixie's need trixie's glibc)
 #       newest trixie-backports' kernel, the newest Debian builds, installed with its headers
 #              into a Debian trixie chroot (debootstrap), because its tools and compiler need
-#              trixie's: kdir= (inside the chroot) release= root= (the chroot) [vmlinuz=];
-#              needs root
+#              trixie's: kdir= (inside the chroot) release= root= (the chroot) [vmlinuz=],
+#              checker= (sid's sparse, in the chroot) or no_checker= (why not); needs root
 #       6.1-arm64, 6.1-ppc64el   bookworm's 6.1 headers of that architecture, for a cross
 #              build: kdir= release= arch= (kbuild's ARCH) cross= (CROSS_COMPILE); image
 #              adds vmlinuz= boot_modules= (arm64's virtio console) busybox= (their VM tiers)
@@ -261,6 +261,52 @@ cmd_kernel_cross() { # series: 6.1-arm64 | 6.1-ppc64el | 6.12-arm64-16k, [image]
 	fi
 }
 
+# sparse for builds against the newest kernel, into its chroot: trixie's 0.6.4 cannot parse the
+# __typeof_unqual__ those headers use, sid's 0.6.5 can, and its binary needs no more than
+# trixie's libc. It is fetched with an apt state of its own (inside the chroot, which stays
+# trixie's; sid's Release may be past its Valid-Until on a mirror that lags) and copied to
+# /usr/local/bin. kbuild runs a checker only when its
+# scripts/checker-valid.sh prints 1, a script Debian's headers lack: one of ours goes there.
+# Prints checker= (the path in the chroot) or no_checker= (why not); never skips the item.
+newest_sparse() { # dir rel
+	local dir=$1 rel=$2 sid=$1/root/tmp/sid log=$1/sparse.log
+	local valid=$1/root/usr/src/linux-headers-${2%-amd64}-common/scripts/checker-valid.sh
+	if [ ! -f "$dir/sparse-ready" ] && [ -z "${GDR_TEST_OFFLINE:-}" ]; then
+		rm -rf "$sid"
+		mkdir -p "$sid/lists/partial" "$sid/archives/partial" "$sid/x"
+		echo "deb $mirror sid main" >"$sid/sources.list"
+		# shellcheck disable=SC2016 # the chroot's shell expands them
+		if timeout 900 chroot "$dir/root" sh -c 'o="-q -o Dir::Etc::SourceList=/tmp/sid/sources.list
+			-o Dir::Etc::SourceParts=/tmp/sid -o Dir::State::Lists=/tmp/sid/lists
+			-o Dir::Cache=/tmp/sid -o APT::Sandbox::User=root
+			-o Acquire::Check-Valid-Until=false"
+			apt-get $o update && cd /tmp/sid && apt-get $o download sparse' >"$log" 2>&1 &&
+		   dpkg-deb --fsys-tarfile "$sid"/sparse_*.deb | tar -xf - -C "$sid/x" ./usr/bin/sparse
+		then
+			install -m 755 "$sid/x/usr/bin/sparse" "$dir/root/usr/local/bin/sparse"
+			cat >"$valid" <<-'EOF'
+			#!/bin/sh
+			# Written by gdrcopy's tests/kernel/cache.sh (Debian's headers lack kbuild's own):
+			# prints 1 when the checker given, with its flags, parses what these headers use.
+			t=$(mktemp) || { echo 0; exit 0; }
+			printf 'static inline int f(const int *p)\n{\n\t__typeof_unqual__(*p) x = *p;\n\treturn x;\n}\n' >"$t.c"
+			if out=$("$@" "$t.c" 2>&1) && ! printf '%s\n' "$out" | grep -q error; then echo 1; else echo 0; fi
+			rm -f "$t" "$t.c"
+			EOF
+			chmod 755 "$valid"
+			touch "$dir/sparse-ready"
+		fi
+		rm -rf "$sid"
+	fi
+	if [ ! -f "$dir/sparse-ready" ]; then
+		echo "no_checker='cannot fetch the sparse of Debian sid into the chroot (log: $log)'"
+	elif [ "$(chroot "$dir/root" "${valid#"$dir/root"}" /usr/local/bin/sparse)" != 1 ]; then
+		echo "no_checker='the sparse of Debian sid in the chroot does not parse __typeof_unqual__'"
+	else
+		echo "checker=/usr/local/bin/sparse"
+	fi
+}
+
 # A Debian trixie chroot holding trixie-backports' newest kernel headers, with the compiler
 # (gcc-14) and tools they were made for; W=1 builds run inside it (tests/kernel/kbuild_lib.sh).
 cmd_kernel_newest() { # [image]
@@ -323,6 +369,7 @@ cmd_kernel_newest() { # [image]
 	echo "release=$rel"
 	echo "root=$dir/root"
 	[ -z "$want_image" ] || echo "vmlinuz=$dir/vmlinuz-$rel"
+	newest_sparse "$dir" "$rel"
 }
 
 cmd_kernel() { # series [image]

@@ -22,15 +22,15 @@ gdrdrv_build() { # case kdir out [make arguments...]
 }
 
 # The same inside ROOT, the Debian chroot cache.sh made for the newest kernel (KDIR is a path
-# in it), through in-root.sh, which shows it this tree and OUT (under TMPDIR) at their paths.
-# Without sparse: Debian's headers lack the script (scripts/checker-valid.sh) with which kbuild
-# decides it may run, and the test that script makes (a __typeof_unqual__) is one bookworm's
-# sparse 0.6.4 fails ("Expected ; at end of statement"): kbuild would turn it off all the same.
-gdrdrv_build_in_root() { # case root kdir out [make arguments...]
-	local name=$1 root=$2 kdir=$3 out=$4
-	shift 4
+# in it), through in-root.sh, which shows it this tree and OUT (under TMPDIR) at their paths;
+# with sparse when CHECKER (a path in the chroot) is given. The host's sparse cannot serve:
+# bookworm's 0.6.4 fails the __typeof_unqual__ these headers use (cache.sh fetches sid's).
+gdrdrv_build_in_root() { # case root kdir out checker [make arguments...]
+	local name=$1 root=$2 kdir=$3 out=$4 in_checker=$5 checker=${5:+C=1}
+	shift 5
 	(cd "$src" && tests/kernel/in-root.sh "$root" \
-		make -C kernel KDIR="$kdir" OUT="$out" W=1 "$@") >"$out.log" 2>&1
+		make -C kernel KDIR="$kdir" OUT="$out" W=1 ${in_checker:+C=1 CHECK="$in_checker"} \
+		"$@") >"$out.log" 2>&1
 	build_verdict "$name" $? "$out.log"
 }
 

@@ -3,10 +3,10 @@
 # gdrdrv builds for Debian's 5.10 (bullseye) and 6.12 (bookworm-backports) kernels, the newest
 # Debian has (trixie-backports', built in a trixie chroot: cache.sh), bookworm's 6.1 for arm64
 # and ppc64el and bookworm-backports' 6.12 for arm64 with 16 KiB pages (cross builds: the Grace
-# and POWER code), in both NVIDIA driver flavors,
-# without a warning under W=1 (and sparse, but for the newest); modinfo names the flavor; the
-# proprietary flavor imports no GPL-only kernel symbol (kernel/check-gplonly-imports.sh, which
-# must refuse the open flavor's module). The installed 6.1 is tests/kernel/test_gdrdrv_build.sh's.
+# and POWER code), in both NVIDIA driver flavors, without a warning under W=1 and sparse (for
+# the newest, sid's sparse in its chroot); modinfo names the flavor; the proprietary flavor
+# imports no GPL-only kernel symbol (kernel/check-gplonly-imports.sh, which must refuse the open
+# flavor's module). The installed 6.1 is tests/kernel/test_gdrdrv_build.sh's.
 #   test_kernels.sh DIR      DIR: where tests/kernel/prepare.sh wrote its items
 set -u
 envdir=$1
@@ -32,9 +32,16 @@ for series in 5.10 6.12 newest 6.1-arm64 6.1-ppc64el 6.12-arm64-16k; do
 	for flavor in open proprietary; do
 		out=$tmp/$series-$flavor
 		if [ -n "$root" ]; then
-			gdrdrv_build_in_root "$series/$flavor" "$root" "$kdir" "$out" \
+			root_checker=$(item_value "$env" checker)
+			gdrdrv_build_in_root "$series/$flavor" "$root" "$kdir" "$out" "$root_checker" \
 				NVIDIA_FLAVOR=$flavor || continue
-			how="(Linux $(item_value "$env" release), in its trixie chroot)"
+			how="(Linux $(item_value "$env" release), in its trixie chroot, with sparse)"
+			[ -n "$root_checker" ] || how="${how%with sparse)}without sparse: $(item_value \
+				"$env" no_checker | tr -d "'"))"
+			if [ -n "$root_checker" ] && ! grep -q '^  CHECK ' "$out.log"; then
+				result fail "$series/$flavor" "sparse was asked for and did not run"
+				continue
+			fi
 		else
 			gdrdrv_build "$series/$flavor" "$kdir" "$out" NVIDIA_FLAVOR=$flavor \
 				${cc:+CC="$cc"} ${arch:+ARCH="$arch" CROSS_COMPILE="$cross"} || continue
