@@ -41,17 +41,22 @@ want="PASS  waiter|PASS  maker|2 passed, 0 failed, 0 skipped|"
 if [ "$got" = "$want" ]; then result pass jobs_run_together; else
 	result fail jobs_run_together "got '$got', want '$want'"; fi
 
-# A test with TEST.serial runs alone: "alone" fails if "busy" is still running.
-rm -f "$tmp/made"
-printf '#!/bin/sh\ntouch %s; sleep 2; rm %s\n' "$tmp/busy" "$tmp/busy" >"$tmp/busy_test"
-printf '#!/bin/sh\n[ ! -e %s ]\n' "$tmp/busy" >"$tmp/alone"
+# A test with TEST.serial runs alone: "alone" fails if "busy" has not ended when it looks. Each
+# waits for the other (5 s at most), so that without the file they overlap however slowly a
+# loaded machine starts them, and the check can be seen failing.
+wait_for() { # file: a shell loop that waits up to 5 s for it
+	printf 'i=0; while [ ! -e %s ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done\n' "$1"
+}
+{ echo '#!/bin/sh'; echo "touch $tmp/busy.started"; wait_for "$tmp/alone.checked"
+  echo "touch $tmp/busy.ended"; } >"$tmp/busy_test"
+{ echo '#!/bin/sh'; wait_for "$tmp/busy.started"; echo "[ -e $tmp/busy.ended ]; r=\$?"
+  echo "touch $tmp/alone.checked; exit \$r"; } >"$tmp/alone"
 chmod +x "$tmp/busy_test" "$tmp/alone"
 for serial in yes no; do
-	rm -f "$tmp/alone.serial"
+	rm -f "$tmp/alone.serial" "$tmp/busy.started" "$tmp/busy.ended" "$tmp/alone.checked"
 	[ $serial = yes ] && touch "$tmp/alone.serial"
 	got=$(TEST_JOBS=2 "$runner" "$tmp/busy_test" "$tmp/alone" 2>&1 | tail -n 1)
 	want="2 passed, 0 failed, 0 skipped"
-	# Without the file the two overlap: the check must be able to fail.
 	[ $serial = no ] && want="1 passed, 1 failed, 0 skipped"
 	if [ "$got" = "$want" ]; then result pass "serial_runs_alone_$serial"; else
 		result fail "serial_runs_alone_$serial" "got '$got', want '$want'"; fi
