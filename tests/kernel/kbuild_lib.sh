@@ -26,6 +26,7 @@ gdrdrv_build() { # case kdir out [make arguments...]
 # with sparse when CHECKER (a path in the chroot) is given. The host's sparse cannot serve:
 # bookworm's 0.6.4 fails the __typeof_unqual__ these headers use (cache.sh fetches sid's).
 gdrdrv_build_in_root() { # case root kdir out checker [make arguments...]
+	# checker, as the global one, is what build_verdict's message names.
 	local name=$1 root=$2 kdir=$3 out=$4 in_checker=$5 checker=${5:+C=1}
 	shift 5
 	(cd "$src" && tests/kernel/in-root.sh "$root" \

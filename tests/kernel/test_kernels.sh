@@ -35,9 +35,10 @@ for series in 5.10 6.12 newest 6.1-arm64 6.1-ppc64el 6.12-arm64-16k; do
 			root_checker=$(item_value "$env" checker)
 			gdrdrv_build_in_root "$series/$flavor" "$root" "$kdir" "$out" "$root_checker" \
 				NVIDIA_FLAVOR=$flavor || continue
-			how="(Linux $(item_value "$env" release), in its trixie chroot, with sparse)"
-			[ -n "$root_checker" ] || how="${how%with sparse)}without sparse: $(item_value \
-				"$env" no_checker | tr -d "'"))"
+			sparse_note="with sparse"
+			[ -n "$root_checker" ] || sparse_note="without sparse: $(item_value "$env" \
+				no_checker | tr -d "'")"
+			how="(Linux $(item_value "$env" release), in its trixie chroot, $sparse_note)"
 			if [ -n "$root_checker" ] && ! grep -q '^  CHECK ' "$out.log"; then
 				result fail "$series/$flavor" "sparse was asked for and did not run"
 				continue
