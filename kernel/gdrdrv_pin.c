@@ -352,14 +352,25 @@ static struct nvidia_p2p_page_table *gdrdrv_mr_detach(struct gdrdrv_mr *mr)
 	return pt;
 }
 
-/* NVIDIA may call gdrdrv_free_callback(mr) until put_pages says the table is released. */
-static void gdrdrv_mr_expect_callback(struct gdrdrv_mr *mr)
+/*
+ * NVIDIA may call gdrdrv_free_callback(mr) until put_pages says the table is released: keep mr
+ * and the module for it. False if the callback has run already (after the detach, so it found
+ * no table): NVIDIA frees the table itself then, and put_pages must not be given its address,
+ * which a later pin of the same range may have been handed again by then.
+ */
+static bool gdrdrv_mr_expect_callback(struct gdrdrv_mr *mr)
 {
-	kref_get(&mr->ref);
-	__module_get(THIS_MODULE);
+	bool revoked;
+
 	down_write(&mr->sem);
-	mr->put_pending = true;
+	revoked = mr->cb_flag;
+	if (!revoked) {
+		kref_get(&mr->ref);
+		__module_get(THIS_MODULE);
+		mr->put_pending = true;
+	}
 	up_write(&mr->sem);
+	return !revoked;
 }
 
 /*
@@ -385,7 +396,10 @@ static void gdrdrv_mr_release_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page
 		return;
 	}
 
-	gdrdrv_mr_expect_callback(mr);
+	if (!gdrdrv_mr_expect_callback(mr)) {
+		atomic64_dec(&gdrdrv_tables);	/* the callback found it detached: not counted off */
+		return;
+	}
 	ret = gdrdrv_put_pages(mr, pt);
 	down_write(&mr->sem);
 	/* A callback that ran meanwhile has ended the release itself. */
@@ -427,8 +441,12 @@ static void gdrdrv_pin_slot_put(struct gdrdrv_file *fp)
  * Give mr the next mmap offsets and put it in fp's table. Only a successful pin takes offsets,
  * so a refused one, however large, leaves the file as it was; offsets are never reused, so a
  * stale handle never names another pin.
+ *
+ * From the unlock on the table holds mr's only reference, and handles are predictable: another
+ * thread of the owner may unpin and free mr before the PIN ioctl returns. So the handle is
+ * handed back in *handle, and mr is logged here, under fp->lock, where no unpin can reach it.
  */
-static int gdrdrv_mr_publish(struct gdrdrv_file *fp, struct gdrdrv_mr *mr)
+static int gdrdrv_mr_publish(struct gdrdrv_file *fp, struct gdrdrv_mr *mr, u64 *handle)
 {
 	u64 pages = max_t(u64, 1, mr->mapped_size >> PAGE_SHIFT);
 	u64 end;
@@ -442,8 +460,12 @@ static int gdrdrv_mr_publish(struct gdrdrv_file *fp, struct gdrdrv_mr *mr)
 	}
 	mr->handle = fp->next_handle;
 	ret = xa_insert(&fp->mrs, mr->handle, mr, GFP_KERNEL);
-	if (!ret)
-		fp->next_handle = end;
+	if (ret)
+		goto out_unlock;
+	fp->next_handle = end;
+	*handle = mr->handle;
+	gdrdrv_info("handle 0x%llx: va 0x%llx size 0x%llx offset 0x%x%s\n", mr->handle, mr->va,
+		    mr->mapped_size, mr->offset, mr->persistent ? " persistent" : "");
 out_unlock:
 	mutex_unlock(&fp->lock);
 	return ret;
@@ -518,15 +540,12 @@ int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *
 	ret = gdrdrv_mr_take_table(mr, pt);
 	if (ret)
 		goto err_release_table;
-	ret = gdrdrv_mr_publish(fp, mr);
+	ret = gdrdrv_mr_publish(fp, mr, handle);
 	if (ret) {
 		pt = gdrdrv_mr_detach(mr);
 		goto err_release_table;
 	}
-
-	gdrdrv_info("handle 0x%llx: va 0x%llx size 0x%llx offset 0x%x%s\n", mr->handle, mr->va,
-		    mr->mapped_size, mr->offset, mr->persistent ? " persistent" : "");
-	*handle = mr->handle;
+	/* mr may be gone already (see gdrdrv_mr_publish): not a read of it from here on. */
 	return 0;
 
 err_release_table:
