@@ -160,8 +160,9 @@ int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size);
 /* ---- Copy ------------------------------------------------------------------------------------- */
 
 /*
- * Copy between host memory and a mapping of handle, touching no byte outside the range on either
- * side, with the fence the mapping type needs. No ordering with GPU work already running is
+ * Copy between host memory and a mapping of handle, storing no byte outside the range on either
+ * side (a read may load the rest of the aligned 16- to 64-byte blocks of the mapping it
+ * touches), with the fence the mapping type needs. No ordering with GPU work already running is
  * implied (see the GPUDirect RDMA documentation on synchronisation).
  */
 int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size);

@@ -29,7 +29,8 @@ struct gdr_memh {
 	/* Set by the core while mapped. */
 	gdr_mapping_type_t mapping_type;	/* GDR_MAPPING_TYPE_NONE when not mapped */
 	void *map_va;
-	size_t map_size;
+	size_t map_size;		/* bytes mapped from map_va (= from va) */
+	size_t map_asked;		/* the size gdr_map was given */
 };
 
 TAILQ_HEAD(gdr_memh_list, gdr_memh);

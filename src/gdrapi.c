@@ -82,6 +82,7 @@ static int memh_unmap(struct gdr *g, struct gdr_memh *mh)
 	}
 	mh->map_va = NULL;
 	mh->map_size = 0;
+	mh->map_asked = 0;
 	return 0;
 }
 
@@ -336,7 +337,21 @@ static int refuse_mapping(struct gdr *g, struct gdr_memh *mh, gdr_mapping_type_t
 			"process exits", strerror(ret), mh->map_va, mh->map_size);
 	mh->map_va = NULL;
 	mh->map_size = 0;
+	mh->map_asked = 0;
 	return EPROTO;
+}
+
+/*
+ * How much of the pin gdr_map maps, from info.va. A pin that starts inside a GPU page (mh->addr
+ * above mh->va) has its first byte (addr - va) into the mapping; clients such as NVSHMEM map the
+ * pin's own size and then reach addr at (addr - va): the mapping goes that much further, as far
+ * as the pin does. gdrdrv refuses such pins (GDRCopy's rule), the other backends map them.
+ */
+static size_t map_span(const struct gdr_memh *mh, size_t size)
+{
+	uint64_t lead = mh->addr - mh->va;
+
+	return size > mh->mapped_size - lead ? mh->mapped_size : size + lead;
 }
 
 GDR_PUBLIC int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int flags)
@@ -365,11 +380,12 @@ GDR_PUBLIC int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int 
 		ret = EINVAL;
 		goto out_unlock;
 	}
-	ret = g->ops.map(g, mh, size, flags, &p, &type);
+	ret = g->ops.map(g, mh, map_span(mh, size), flags, &p, &type);
 	if (ret)
 		goto out_unlock;
 	mh->map_va = p;
-	mh->map_size = size;
+	mh->map_size = map_span(mh, size);
+	mh->map_asked = size;
 	if (!mapping_type_known(type)) {
 		ret = refuse_mapping(g, mh, type);
 		goto out_unlock;
@@ -400,7 +416,7 @@ GDR_PUBLIC int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size)
 	}
 	/* GDRCopy's munmap(va, 0) fails and leaves the mapping: so does a size of 0 here. */
 	if (!size) {
-		gdr_err("gdr_unmap: size 0; pass the size given to gdr_map (%zu)", mh->map_size);
+		gdr_err("gdr_unmap: size 0; pass the size given to gdr_map (%zu)", mh->map_asked);
 		ret = EINVAL;
 		goto out_unlock;
 	}
@@ -408,9 +424,9 @@ GDR_PUBLIC int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size)
 	 * GDRCopy munmaps whatever va it is given; DPDK passes the device pointer here. Unmapping
 	 * the mapping the handle owns serves such callers and can never unmap foreign memory.
 	 */
-	if (va != mh->map_va || size != mh->map_size)
+	if (va != mh->map_va || size != mh->map_asked)
 		gdr_warn("gdr_unmap: called with %p/%zu, the mapping is %p/%zu; unmapping the mapping",
-			 va, size, mh->map_va, mh->map_size);
+			 va, size, mh->map_va, mh->map_asked);
 	ret = memh_unmap(g, mh);
 out_unlock:
 	pthread_mutex_unlock(&g->lock);

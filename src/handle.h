@@ -110,8 +110,8 @@ static inline __attribute__((always_inline)) bool gdr_handle_range_ok(uintptr_t 
 }
 
 /*
- * Lock-free, for copies: the mapping type of h if [ptr, ptr + size) lies inside its mapping,
- * else GDR_MAPPING_TYPE_NONE. *mixed is set when mappings of more than one type exist in the
+ * Lock-free, for copies: the mapping type of h if [ptr, ptr + size) lies inside its mapping (or
+ * size is 0), else GDR_MAPPING_TYPE_NONE. *mixed is set when mappings of more than one type exist in the
  * process (GDRCopy then uses a full fence).
  */
 static inline __attribute__((always_inline)) gdr_mapping_type_t
@@ -121,8 +121,9 @@ gdr_handle_mapping(unsigned long h, const void *ptr, size_t size, int *mixed)
 	size_t len;
 	int type;
 
+	/* A copy of 0 bytes touches nothing: any pointer will do (GDRCopy returns 0 for it). */
 	if (!gdr_handle_read_mapping(gdr_handle_slot_at(h), h, &type, &base, &len) ||
-	    !gdr_handle_range_ok(base, len, ptr, size))
+	    (size && !gdr_handle_range_ok(base, len, ptr, size)))
 		return GDR_MAPPING_TYPE_NONE;
 	*mixed = atomic_load_explicit(&gdr_handle_fast_type, memory_order_relaxed) ==
 		 GDR_MAPPING_TYPE_MAX;

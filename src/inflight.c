@@ -10,6 +10,10 @@
 #include "inflight.h"
 #include "log.h"
 
+/*
+ * Initial-exec: one load from the thread pointer on every copy. A library that clients dlopen
+ * takes its 8 bytes from glibc's spare static TLS (docs/architecture.md, "The data path").
+ */
 __thread struct gdr_inflight *gdr_inflight_self __attribute__((tls_model("initial-exec")));
 /* Until gdr_inflight_init knows better, readers fence. */
 _Atomic int gdr_inflight_fence = 1;

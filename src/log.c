@@ -16,8 +16,9 @@ static int log_threshold = GDR_LOG_ERROR;
  * The error-level messages of a thread not yet taken by gdr_ext_take_errors, one per line, oldest
  * first: bindings (Python) turn them into exception messages, so they are kept whether or not
  * logging is on. When full, later messages are dropped: the first says most. Allocated on a
- * thread's first error and freed when it exits; a pthread key, not __thread, because a library
- * that clients dlopen must not take static TLS nor need __tls_get_addr from ld.so.
+ * thread's first error and freed when it exits; a pthread key, not __thread: static TLS, which a
+ * library that clients dlopen takes from a small spare pool, is kept for the copy path's one
+ * pointer (inflight.c), and this is no hot path that would pay for __tls_get_addr.
  */
 struct thread_errors {
 	size_t len;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The dmabuf backend's cases about data: copies at every size and offset, unaligned pins, two pins of one buffer. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,35 @@ int dmabuf_case_copy_sizes_offsets(void)
 	return TEST_PASS;
 }
 
+/*
+ * NVSHMEM's pattern: map the pin's own size, then reach addr at (addr - info.va). The mapping
+ * must hold all of [addr, addr + size): it held only size bytes from info.va.
+ */
+static void map_pin_size(unsigned long addr, size_t size, size_t seed)
+{
+	uint8_t *src = malloc(size), *va;
+	gdr_info_t info;
+	gdr_mh_t mh;
+	void *p;
+
+	EXPECT(src != NULL);
+	if (!src)
+		return;
+	for (size_t k = 0; k < size; k++)
+		src[k] = (uint8_t)(k * 7 + seed);
+	EXPECT_ERR(gdr_pin_buffer_v2(t.g, addr, size, 0, &mh), 0);
+	EXPECT_ERR(gdr_get_info(t.g, mh, &info), 0);
+	EXPECT_ERR(gdr_map(t.g, mh, &p, size), 0);
+	va = p;
+	EXPECT_ERR(gdr_copy_to_mapping(mh, va + (addr - info.va), src, size), 0);
+	EXPECT(!memcmp((void *)addr, src, size));
+	/* And not a byte further than the pin. */
+	EXPECT_ERR(gdr_copy_to_mapping(mh, va + info.mapped_size, src, 1), EINVAL);
+	EXPECT_ERR(gdr_unmap(t.g, mh, p, size), 0);
+	EXPECT_ERR(gdr_unpin_buffer(t.g, mh), 0);
+	free(src);
+}
+
 /* Pins at unaligned addresses report a GPU-page va inside the allocation and map from it. */
 int dmabuf_case_unaligned_pins(void)
 {
@@ -98,6 +128,8 @@ int dmabuf_case_unaligned_pins(void)
 		EXPECT_ERR(gdr_copy_to_mapping(mh, map + (addr - info.va), v, n), 0);
 		EXPECT(!memcmp((void *)addr, v, n));
 		unmap_unpin(mh, map, &info);
+		if (test_failures() == failures)
+			map_pin_size(addr, cases[i].size, i);
 		if (test_failures() != failures)
 			fprintf(stderr, "  (unaligned case %zu)\n", i);
 		t.cu->cuMemFree(buf);

@@ -215,8 +215,9 @@ static int case_pin_map_copy(void)
 	EXPECT(va == NULL);
 	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
 	EXPECT(!info.mapped);
-	/* Copies to an unmapped handle fail. */
+	/* Copies to an unmapped handle fail, even of 0 bytes. */
 	EXPECT_ERR(gdr_copy_to_mapping(mh, gpu, host, 8), EINVAL);
+	EXPECT_ERR(gdr_copy_to_mapping(mh, gpu, host, 0), EINVAL);
 
 	EXPECT_ERR(gdr_map(g, mh, &va, gpu_size), 0);
 	map = va;
@@ -235,6 +236,9 @@ static int case_pin_map_copy(void)
 	EXPECT(!memcmp(back, host, sizeof(back)));
 	EXPECT_ERR(gdr_copy_to_mapping(mh, map, NULL, 0), 0);
 	EXPECT_ERR(gdr_copy_from_mapping(mh, NULL, map, 0), 0);
+	/* Of 0 bytes anywhere, as GDRCopy's (it checks no range): nothing is touched. */
+	EXPECT_ERR(gdr_copy_to_mapping(mh, map + 2 * gpu_size, host, 0), 0);
+	EXPECT_ERR(gdr_copy_from_mapping(mh, back, NULL, 0), 0);
 	EXPECT_ERR(gdr_copy_to_mapping(mh, map, NULL, 8), EINVAL);
 	EXPECT_ERR(gdr_copy_from_mapping(mh, NULL, map, 8), EINVAL);
 	/* Ranges outside the mapping are refused before anything is touched. */

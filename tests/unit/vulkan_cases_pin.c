@@ -104,6 +104,15 @@ int vulkan_case_pin_info(void)
 	CHECK_EQ(v1.wc_mapping, 1);
 	CHECK(unmap_unpin(mh, base) == 0);
 
+	/* Mapped with the pin's own size (NVSHMEM): the mapping reaches the pin's last byte. */
+	CHECK_EQ(gdr_pin_buffer(vk_gdr, m.ptr + 65536 + 100, 70000, 0, 0, &mh), 0);
+	CHECK_EQ(gdr_map(vk_gdr, mh, &base, 70000), 0);
+	memset((uint8_t *)(uintptr_t)m.ptr + 65536 + 100 + 69996, 0, 4);
+	CHECK_EQ(gdr_copy_to_mapping(mh, (uint8_t *)base + 100 + 69996, "last", 4), 0);
+	CHECK(!memcmp((uint8_t *)(uintptr_t)m.ptr + 65536 + 100 + 69996, "last", 4));
+	CHECK_EQ(gdr_unmap(vk_gdr, mh, base, 70000), 0);
+	CHECK_EQ(gdr_unpin_buffer(vk_gdr, mh), 0);
+
 	/* The last bytes of the allocation: mapped_size stops at its end. */
 	CHECK_EQ(gdr_pin_buffer_v2(vk_gdr, m.ptr + m.size - 10, 10, 0, &mh), 0);
 	CHECK_EQ(gdr_get_info_v2(vk_gdr, mh, &info), 0);
