@@ -3,7 +3,8 @@
 # (pin, map, write, read back, each checked against cuMemcpy) and copy latencies beside
 # cuMemcpy's (gdrcopy_copylat -c), on the backend that works here. Without an NVIDIA GPU the same
 # runs on the simulated GPU: the simulated CUDA driver (tests/sim/cuda) over Mesa's lavapipe,
-# each line marked as simulated; the packages that needs are installed first when missing.
+# each line marked as simulated, and a last line gives the environment that runs the tools there
+# by hand; the packages that needs are installed first when missing.
 #   demo.sh BUILD SIM_BUILD_COMMAND SIM_DEBS...
 set -u
 build=$1 sim_build=$2
@@ -73,7 +74,8 @@ if [ -z "$icd" ]; then
 	echo "make run: Mesa's lavapipe (mesa-vulkan-drivers) has no Vulkan driver file here" >&2
 	exit 1
 fi
-export LD_LIBRARY_PATH=$build/sim/cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+sim_lib=$(cd "$build/sim/cuda" && pwd)
+export LD_LIBRARY_PATH=$sim_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
 unset GDRCOPY_BACKEND GDRCOPY_USE_DMABUF_MMAP GDRCOPY_COPY_IMPL
 show | sed 's/^/[simulated GPU] /'
@@ -81,3 +83,7 @@ rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] || exit "$rc"
 echo "That was a simulated GPU. On a machine with an NVIDIA GPU, run make run there: the same on" \
 	"the real GPU."
+# A tool run by hand without this environment finds no libcuda.so.1 and stops: print the one make
+# run used, as a line to paste (VK_ICD_FILENAMES is what Vulkan loaders before 1.3.207 read).
+echo "To run the tools by hand on the simulated GPU (e.g. $bin/gdrcopy_copybw), first:"
+printf 'export LD_LIBRARY_PATH=%q VK_DRIVER_FILES=%q VK_ICD_FILENAMES=%q\n' "$sim_lib" "$icd" "$icd"

@@ -1,12 +1,14 @@
 # Tier 1 for the tools: gdrcopy_sanity's catalogue, short runs of copylat, copybw and apiperf
 # (exit status and output format, never times) on the simulated CUDA driver through the vulkan
 # backend over lavapipe, the one-line refusals without a GPU, a driver or a backend, -h against
-# the man pages, and bench/run.sh QUICK (the script and its report, not the numbers).
+# the man pages, bench/run.sh QUICK (the script and its report, not the numbers), and make run's
+# demonstration (tools/demo.sh) on the simulated GPU.
 
 TOOLS_TEST_DIR := $(BUILD)/tests/tools
 TOOLS_TESTS := $(addprefix $(TOOLS_TEST_DIR)/,test_tools_sanity test_tools_runs test_tools_nogpu \
 	test_tools_help)
 BENCH_TEST := $(TOOLS_TEST_DIR)/test_bench_quick
+DEMO_TEST := $(TOOLS_TEST_DIR)/test_demo
 TOOLS_TEST_LIB := $(TOOLS_TEST_DIR)/tools_lib.sh
 
 # A copy routine gone wrong, preloaded to see the tools notice (tests/tools/broken_copy.c).
@@ -23,14 +25,16 @@ $(TOOLS_TEST_LIB): tests/tools/tools_lib.sh
 		-e 's|@STUB@|$(CUDA)/lib64/stubs|' \
 		-e 's|@HARNESS@|$(abspath tests/harness/harness.sh)|' $< >$@
 
-$(TOOLS_TESTS) $(BENCH_TEST): $(TOOLS_TEST_DIR)/%: tests/tools/%.sh $(TOOLS_TEST_LIB)
+$(TOOLS_TESTS) $(BENCH_TEST) $(DEMO_TEST): $(TOOLS_TEST_DIR)/%: tests/tools/%.sh $(TOOLS_TEST_LIB)
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@LIB@|$(abspath $(TOOLS_TEST_LIB))|' -e 's|@SRC@|$(CURDIR)|' $< >$@ && chmod +x $@
 
 ifeq ($(BUILD_TOOLS),1)
-test-build: $(TOOLS_TESTS) $(BENCH_TEST) tools $(SIM_CUDA_LIB) $(BROKEN_COPY_LIB)
+# The demonstration's program, by its name: tools/tools.mk, which names it, may be read later.
+test-build: $(TOOLS_TESTS) $(BENCH_TEST) $(DEMO_TEST) tools $(SIM_CUDA_LIB) $(BROKEN_COPY_LIB) \
+	$(BUILD)/demo/gdrcopy_demo
 check-build-sanitize: $(TOOLS_TESTS) tools $(SIM_CUDA_LIB) $(BROKEN_COPY_LIB)
-TEST_TESTS += $(TOOLS_TESTS) $(BENCH_TEST)
+TEST_TESTS += $(TOOLS_TESTS) $(BENCH_TEST) $(DEMO_TEST)
 # The tools built with ASan + UBSan (leak checking included) run the same scripts.
 SANITIZE_TESTS += $(TOOLS_TESTS)
 endif
