@@ -12,7 +12,8 @@
 # PNG plots (when Python has matplotlib), copy_impls.csv (bench_copy_impls's figures) and
 # bench.log (every command, its output and its CSV). About two minutes on an H200 (estimated);
 # never more than ~4 minutes: each step has a time limit and steps stop starting once BUDGET
-# seconds are spent.
+# seconds are spent. A tool that cannot measure anything here (exit 77: pplat on the simulated
+# GPU) is reported as skipped, with its reason.
 #
 # Environment:
 #   BIN      the tools (default: build/bin of this tree); bench_copy_impls and bench_poll are
@@ -88,7 +89,9 @@ step() {
 	echo >>"$log"
 	last=$(grep -v '^[[:space:]]*$' "$raw/$name.err" | tail -n 1)
 	[ -n "$last" ] || last=$(grep -v '^[[:space:]]*$' "$raw/$name.out" | tail -n 1)
-	printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$tool $*" "$last" >>"$raw/steps.tsv"
+	# 77: the tool cannot measure anything here (pplat on the simulated GPU), and says why.
+	printf '%s\t%s\t%s\t%s\n' "$name" "$([ "$rc" = 77 ] && echo skipped || echo "$rc")" \
+		"$tool $*" "$last" >>"$raw/steps.tsv"
 	echo "$name: exit $rc" >&2
 }
 

@@ -33,6 +33,10 @@ extern "C" {
  * goes to the sweep pipe, so the parent can say why a routine was skipped.
  */
 void tool_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* The tools' exit statuses besides 0 and tool_die's 1 (the tests' convention for a skip). */
+#define TOOL_EXIT_SKIP 77	/* this machine cannot run the measurement at all */
+/* As tool_die, exiting with status. */
+void tool_exit(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* "CUDA_ERROR_NO_DEVICE", or the number when the driver has no name for it. */
@@ -53,6 +57,8 @@ const char *tool_cu_name(CUresult r);
  * 0, or -1 with one line in why ("libcuda.so.1 not found: ...").
  */
 int tool_cuda_load(char *why, size_t len);
+/* 1 when the CUDA driver tool_cuda_load bound has the entry point name, else 0. */
+int tool_cuda_has(const char *name);
 
 struct tool_cuda {
 	CUdevice dev;

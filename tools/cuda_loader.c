@@ -77,9 +77,11 @@ static struct {
 #undef TOOL_CUDA_POINTER
 } tool_cu;
 
+/* libcuda.so.1, once tool_cuda_load has opened it. */
+static void *lib;
+
 int tool_cuda_load(char *why, size_t len)
 {
-	static void *lib;
 	const char *err;
 
 	if (lib)
@@ -96,6 +98,11 @@ int tool_cuda_load(char *why, size_t len)
 	TOOL_CUDA_CALLS(TOOL_CUDA_RESOLVE)
 #undef TOOL_CUDA_RESOLVE
 	return 0;
+}
+
+int tool_cuda_has(const char *name)
+{
+	return lib && dlsym(lib, name);
 }
 
 #define TOOL_CUDA_FORWARD(name, params, args) \

@@ -22,15 +22,28 @@ static void vline(FILE *f, const char *kind, const char *fmt, va_list ap)
 		strcmp(kind, "warn") ? "" : "warning: ", msg);
 }
 
+/* stdout flushed first, so that the error line comes after what was printed before it. */
+static void __attribute__((noreturn)) vexit(int status, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	vline(stderr, "error", fmt, ap);
+	exit(status);
+}
+
 void tool_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
 	va_start(ap, fmt);
-	vline(stderr, "error", fmt, ap);
-	va_end(ap);
-	exit(1);
+	vexit(1, fmt, ap);
+}
+
+void tool_exit(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vexit(status, fmt, ap);
 }
 
 void tool_warn(const char *fmt, ...)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/run.sh with QUICK=1 on the simulated CUDA driver: every step but pplat (which needs a
-# real GPU) runs, and results.md holds each table with the command behind it. Checks the
-# script, not the numbers.
+# real GPU, and is reported as skipped with its reason) runs, and results.md holds each table
+# with the command behind it. Checks the script, not the numbers.
 . @LIB@
 need_sim
 sim_env
@@ -40,6 +40,10 @@ check_lines bench_md_raw_rows "$md" '^\| raw_(store8_sfence|load64_[a-z]+) \|' 2
 check_lines bench_md_sweep_tables "$md" '^\| size \| auto \|' 2
 check_lines bench_md_bandwidth_rows "$md" '^\| [0-9]+ (B|KiB) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' 17
 check_lines bench_md_apiperf_rows "$md" '^\| (64|128|256) KiB( \| [0-9.]+ / [0-9.]+){5} \|$' 3
+if [ -x "$BIN/gdrcopy_pplat" ]; then
+	check_lines bench_md_pplat_skipped "$md" \
+		'\*\*skipped\*\*: gdrcopy_pplat: the simulated GPU runs no kernels' 6
+fi
 n=$(ls "$tmp/out" | wc -l)
 if [ "$n" -le 8 ]; then
 	result pass bench_at_most_8_files

@@ -101,6 +101,18 @@ if run copybw_impl_all "$tmp/bws" "$BIN/gdrcopy_copybw" -s 1K -l -w 20 -r 5 --im
 	check_lines copybw_impl_all_csv "$tmp/bws" "^auto,(write|read),[0-9]+,$num,0\$" 22
 fi
 
+# pplat's kernel cannot run on the simulated GPU: one line says so, and it is a skip (77).
+if [ -x "$BIN/gdrcopy_pplat" ]; then
+	"$BIN/gdrcopy_pplat" -t 10 >"$tmp/pplat" 2>&1
+	rc=$?
+	if [ "$rc" = 77 ] && [ "$(grep -c . "$tmp/pplat")" = 1 ] &&
+		grep -q '^gdrcopy_pplat: the simulated GPU runs no kernels .*needs a real GPU$' "$tmp/pplat"; then
+		result pass pplat_simulated_gpu
+	else
+		result fail pplat_simulated_gpu "exit $rc, expected 77: $(head -c 300 "$tmp/pplat" | tr '\n' '|')"
+	fi
+fi
+
 if run apiperf "$tmp/api" "$BIN/gdrcopy_apiperf" -s 128K -n 5 -w 1; then
 	check_lines apiperf_header "$tmp/api" \
 		'^Size\(B\)	pin\.Time\(us\)	map\.Time\(us\)	get_info\.Time\(us\)	unmap\.Time\(us\)	unpin\.Time\(us\)$' 2
