@@ -3,8 +3,8 @@
 # side by side in the same run: bench_copy_impls (the library against GDRCopy 2.6's strategy, raw
 # accesses, cuMemcpy and each copy routine, in one process), bench_poll (how soon a poll through
 # the mapping sees the GPU's store, by way of reading), copylat against cuMemcpy (-c) and a
-# raw store/load, each copy routine against the library's own choice (--impl all), pplat against
-# cuMemcpyAsync (-c) and against a raw store of its flag (-r).
+# raw store/load (--baseline), each copy routine against the library's own choice (--impl all),
+# pplat against cuMemcpyAsync (-c) and against a raw store of its flag (-r).
 #
 #   bench/run.sh [OUT_DIR]        (default: $OUT, else ./bench-out)
 #
@@ -121,7 +121,7 @@ else
 	printf 'poll\tskipped\tbench_poll\tnot built (make gpu-build)\n' >>"$raw/steps.tsv"
 fi
 step copybw_default gdrcopy_copybw -d "$DEV" $BW_DEFAULT
-step copylat gdrcopy_copylat -d "$DEV" $LAT -c -a cuMemCreate --csv
+step copylat gdrcopy_copylat -d "$DEV" $LAT -c --baseline -a cuMemCreate --csv
 step sweep gdrcopy_copylat -d "$DEV" $SWEEP -a cuMemCreate --impl all --csv
 step copybw gdrcopy_copybw -d "$DEV" $BW_SWEEP -a cuMemCreate --csv
 step apiperf gdrcopy_apiperf -d "$DEV" $API -a cuMemCreate --csv

@@ -44,9 +44,28 @@ if run copylat "$tmp/lat" "$BIN/gdrcopy_copylat" -s 4K -w 100 -r 10 -c; then
 	for t in gdr_copy_to_mapping gdr_copy_from_mapping; do
 		check_lines "copylat_rows_$t" "$tmp/lat" "^$t$sp[0-9]+$sp$num$sp$num$sp$num\$" 13
 	done
-	check_lines copylat_raw_store "$tmp/lat" "^raw_store8_sfence${sp}8$sp$num$sp$num\$"
-	check_lines copylat_raw_load "$tmp/lat" "^raw_load64_[a-z]+${sp}64$sp$num$sp$num\$"
 	check_lines copylat_closing "$tmp/lat" '^closing vulkan$'
+	# GDRCopy's tables only, as scripts written for its copylat expect: the raw one is asked for.
+	if grep -qE '^(raw_|Baseline)' "$tmp/lat"; then
+		result fail copylat_no_baseline_by_default "$(grep -m 1 -E '^(raw_|Baseline)' "$tmp/lat")"
+	else
+		result pass copylat_no_baseline_by_default
+	fi
+fi
+if run copylat_baseline "$tmp/latb" "$BIN/gdrcopy_copylat" -s 64 -w 100 -r 10 --baseline; then
+	check_lines copylat_raw_store "$tmp/latb" "^raw_store8_sfence${sp}8$sp$num$sp$num\$"
+	check_lines copylat_raw_load "$tmp/latb" "^raw_load64_[a-z]+${sp}64$sp$num$sp$num\$"
+	# After GDRCopy's tables, which keep their order.
+	last=$(grep -nE '^gdr_copy_from_mapping[[:space:]]' "$tmp/latb" | tail -n 1 | cut -d: -f1)
+	raw=$(grep -n '^raw_store8_sfence' "$tmp/latb" | cut -d: -f1)
+	if [ -n "$last" ] && [ -n "$raw" ] && [ "$raw" -gt "$last" ]; then
+		result pass copylat_baseline_last
+	else
+		result fail copylat_baseline_last "raw_store8_sfence on line ${raw:-none}, the last gdr_copy_from_mapping row on ${last:-none}"
+	fi
+fi
+if run copylat_baseline_csv "$tmp/latbcsv" "$BIN/gdrcopy_copylat" -s 64 -w 100 -r 10 --baseline --csv; then
+	check_lines copylat_baseline_csv_rows "$tmp/latbcsv" "^raw_(store8_sfence,8|load64_[a-z]+,64),$num,$num,\$" 2
 fi
 if run copylat_csv "$tmp/latcsv" "$BIN/gdrcopy_copylat" -s 1K -w 100 -r 10 -c --csv; then
 	check_lines copylat_csv_header "$tmp/latcsv" '^test,size,median_us,min_us,cumemcpy_over_gdrcopy$'
