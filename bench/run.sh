@@ -124,7 +124,7 @@ step copybw_default gdrcopy_copybw -d "$DEV" $BW_DEFAULT
 step copylat gdrcopy_copylat -d "$DEV" $LAT -c --baseline -a cuMemCreate --csv
 step sweep gdrcopy_copylat -d "$DEV" $SWEEP -a cuMemCreate --impl all --csv
 step copybw gdrcopy_copybw -d "$DEV" $BW_SWEEP -a cuMemCreate --csv
-step apiperf gdrcopy_apiperf -d "$DEV" $API -a cuMemCreate --csv
+step apiperf gdrcopy_apiperf -d "$DEV" $API -a cuMemCreate --setup --csv
 if [ -x "$BIN/gdrcopy_pplat" ]; then
 	step pplat_flag gdrcopy_pplat -d "$DEV" -t "$PP_ITERS" -G gpumem -C hostmem -r -c --csv
 	step pplat_flag_gpumem gdrcopy_pplat -d "$DEV" -t "$PP_ITERS" -G gpumem -C gpumem --csv

@@ -40,6 +40,7 @@ check_lines bench_md_raw_rows "$md" '^\| raw_(store8_sfence|load64_[a-z]+) \|' 2
 check_lines bench_md_sweep_tables "$md" '^\| size \| auto \|' 2
 check_lines bench_md_bandwidth_rows "$md" '^\| [0-9]+ (B|KiB) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' 17
 check_lines bench_md_apiperf_rows "$md" '^\| (64|128|256) KiB( \| [0-9.]+ / [0-9.]+){5} \|$' 3
+check_lines bench_md_setup_rows "$md" '^\| (gdr_open|first pin|gdr_close) \| [0-9.]+ \|' 3
 if [ -x "$BIN/gdrcopy_pplat" ]; then
 	check_lines bench_md_pplat_skipped "$md" \
 		'\*\*skipped\*\*: gdrcopy_pplat: the simulated GPU runs no kernels' 6
