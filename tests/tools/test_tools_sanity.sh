@@ -21,6 +21,25 @@ if [ "$rc" = "$want" ]; then
 else
 	result fail sanity_exit_status "exit $rc, expected $want from the case results"
 fi
+# As GDRCopy's: the summary's lists name the tests alone, and no line comes before the first
+# test's; -v adds the reasons and the platform line (a waived and a passing case here).
+two="-t basic_v2_forcepci_vmmalloc -t basic_vmmalloc"
+# shellcheck disable=SC2086
+env -u GDR_TEST_RESULTS "$BIN/gdrcopy_sanity" $two >"$tmp/plain" 2>&1
+# shellcheck disable=SC2086
+env -u GDR_TEST_RESULTS "$BIN/gdrcopy_sanity" -v $two >"$tmp/verbose" 2>&1
+if [ "$(sed -n '/^List of waived tests:$/{n;p;}' "$tmp/plain")" = '    basic_v2_forcepci_vmmalloc' ] &&
+	[ "$(grep -v '^$' "$tmp/plain" | head -n 1)" = 'Total: 2, Passed: 1, Failed: 0, Waived: 1' ]; then
+	result pass sanity_summary_as_gdrcopy
+else
+	result fail sanity_summary_as_gdrcopy "$(head -c 300 "$tmp/plain" | tr '\n' '|')"
+fi
+if grep -q '^    basic_v2_forcepci_vmmalloc: .*FORCE_PCIE' "$tmp/verbose" &&
+	grep -q '^Backend: vulkan; ' "$tmp/verbose"; then
+	result pass sanity_verbose_reasons
+else
+	result fail sanity_verbose_reasons "$(head -c 300 "$tmp/verbose" | tr '\n' '|')"
+fi
 # The offset checks must catch a copy that goes wrong at one alignment only: each starts from GPU
 # memory set to 0xA5, not from what the previous check left (which already matched nearly all
 # of what this one writes).
