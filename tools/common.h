@@ -33,10 +33,13 @@ extern "C" {
  * goes to the sweep pipe, so the parent can say why a routine was skipped.
  */
 void tool_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-/* The tools' exit statuses besides 0 and tool_die's 1 (the tests' convention for a skip). */
+/* The tools' exit statuses besides 0 and tool_die's 1 (77: the tests' convention for a skip). */
+#define TOOL_EXIT_USAGE 2	/* the command line is wrong: an option, a value, an argument */
 #define TOOL_EXIT_SKIP 77	/* this machine cannot run the measurement at all */
 /* As tool_die, exiting with status. */
 void tool_exit(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* As tool_die, for what is wrong with the command line: exits TOOL_EXIT_USAGE. */
+void tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* "CUDA_ERROR_NO_DEVICE", or the number when the driver has no name for it. */
@@ -300,9 +303,9 @@ const char *tool_map_flag_name(int flags);
 /*
  * Parse the command line: the tool's options into their dests, the common ones into common
  * (which the library then reads from the environment: GDRCOPY_BACKEND, GDRCOPY_COPY_IMPL).
- * Does not return for -h / --help (usage on stdout, exit 0), an unknown option (usage on
- * stderr, exit 2), a bad value or a stray argument (one line naming it, exit 1), nor for
- * --impl all in a tool that does not sweep.
+ * Does not return for -h / --help (usage on stdout, exit 0), an unknown option (getopt's line
+ * naming it, then the usage, on stderr), a bad value, a stray argument or --impl all in a tool
+ * that does not sweep (one line naming it): each of those exits TOOL_EXIT_USAGE.
  */
 void tool_options(const struct tool_cli *cli, int argc, char **argv, struct tool_common *common);
 /* 1 when --impl all asks for the per-routine sweep. */

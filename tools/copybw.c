@@ -104,12 +104,12 @@ int main(int argc, char **argv)
 	if (!o.copy_size)
 		o.copy_size = size;
 	if (size == 0)
-		tool_die("-s 0: the buffer must hold at least one byte");
+		tool_usage_error("-s 0: the buffer must hold at least one byte");
 	if (o.offset % 4)
-		tool_die("-o %zu: the offset must be a multiple of 4", o.offset);
+		tool_usage_error("-o %zu: the offset must be a multiple of 4", o.offset);
 	if (o.offset > size || o.copy_size > size - o.offset)
-		tool_die("copy of %zu bytes at offset %zu does not fit in the %zu-byte buffer",
-			 o.copy_size, o.offset, size);
+		tool_usage_error("-c %zu at -o %zu: the copy does not fit in the %zu-byte buffer (-s)",
+				 o.copy_size, o.offset, size);
 	if (tool_impl_is_all(&common))
 		return tool_sweep(&common, "bandwidth (MB/s)", 1, "impl,test,size,mb_per_s,offset");
 

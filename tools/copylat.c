@@ -275,7 +275,7 @@ int main(int argc, char **argv)
 
 	tool_options(&cli, argc, argv, &common);
 	if (size == 0)
-		tool_die("-s 0: the buffer must hold at least one byte");
+		tool_usage_error("-s 0: the buffer must hold at least one byte");
 	if (tool_impl_is_all(&common))
 		return tool_sweep(&common, "median time (us)", 0, "impl,test,size,median_us,min_us");
 

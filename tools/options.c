@@ -79,7 +79,7 @@ static size_t parse_size(const char *arg, const char *opt)
 	errno = 0;
 	v = strtoull(arg, &end, 0);
 	if (errno || end == arg || arg[0] == '-')
-		tool_die("%s %s: not a size", opt, arg);
+		tool_usage_error("%s %s: not a size", opt, arg);
 	switch (*end) {
 	case 'k': case 'K': shift = 10; end++; break;
 	case 'm': case 'M': shift = 20; end++; break;
@@ -87,10 +87,10 @@ static size_t parse_size(const char *arg, const char *opt)
 	default: break;
 	}
 	if (*end)
-		tool_die("%s %s: not a size", opt, arg);
+		tool_usage_error("%s %s: not a size", opt, arg);
 	/* Checked before the shift, which would drop the high bits silently. */
 	if (v > (SIZE_MAX / 2) >> shift)
-		tool_die("%s %s: too large (at most %zu bytes)", opt, arg, SIZE_MAX / 2);
+		tool_usage_error("%s %s: too large (at most %zu bytes)", opt, arg, SIZE_MAX / 2);
 	return (size_t)(v << shift);
 }
 
@@ -102,7 +102,7 @@ static long parse_long(const char *arg, const char *opt, long min, long max)
 	errno = 0;
 	v = strtol(arg, &end, 0);
 	if (errno || end == arg || *end || v < min || v > max)
-		tool_die("%s %s: expected an integer from %ld to %ld", opt, arg, min, max);
+		tool_usage_error("%s %s: expected an integer from %ld to %ld", opt, arg, min, max);
 	return v;
 }
 
@@ -120,7 +120,7 @@ static int parse_choice(const char *arg, const char *opt, const char *const *cho
 	for (size_t i = 0; i < n && used < sizeof(expected); i++)
 		used += (size_t)snprintf(expected + used, sizeof(expected) - used, "%s%s",
 					 !i ? "" : i == n - 1 ? " or " : ", ", choices[i]);
-	tool_die("%s %s: expected %s", opt, arg, expected);
+	tool_usage_error("%s %s: expected %s", opt, arg, expected);
 }
 
 static void list_append(struct tool_list *l, const char *arg, int argc)
@@ -176,7 +176,7 @@ static void check_backend(const char *arg)
 	for (int id = 1; gdr_ext_backend_name(id); id++)
 		if (!strcmp(arg, gdr_ext_backend_name(id)))
 			return;
-	tool_die("--backend %s: unknown backend (known: gdrdrv, dmabuf, vulkan)", arg);
+	tool_usage_error("--backend %s: unknown backend (known: gdrdrv, dmabuf, vulkan)", arg);
 }
 
 /* --impl NAME: "all" or one of gdr_ext_copy_impl_name's. */
@@ -191,7 +191,7 @@ static void check_impl(const char *arg)
 	for (int id = 0; id < GDR_COPY_IMPL_COUNT && used < sizeof(known); id++)
 		used += (size_t)snprintf(known + used, sizeof(known) - used, ", %s",
 					 gdr_ext_copy_impl_name(id));
-	tool_die("--impl %s: unknown copy routine (known: %s)", arg, known);
+	tool_usage_error("--impl %s: unknown copy routine (known: %s)", arg, known);
 }
 
 /* One of the common long options: 1 if c was one, 0 if not. */
@@ -215,8 +215,8 @@ static int common_option(int c, const char *arg, struct tool_common *o)
 		fd = (int)parse_long(arg, "--sweep-fd", 0, INT_MAX);
 		/* Every message of a sweep's child goes to this descriptor: it must be open. */
 		if (fcntl(fd, F_GETFD) < 0)
-			tool_die("--sweep-fd %s: %s (the option is for --impl all's own runs)", arg,
-				 strerror(errno));
+			tool_usage_error("--sweep-fd %s: %s (the option is for --impl all's own runs)",
+					 arg, strerror(errno));
 		tool_sweep_fd = fd;
 		return 1;
 	default:
@@ -285,12 +285,12 @@ void tool_options(const struct tool_cli *cli, int argc, char **argv, struct tool
 				break;
 		if (i == n) {
 			usage(cli, stderr);
-			exit(2);
+			exit(TOOL_EXIT_USAGE);
 		}
 		set_value(&cli->options[i], optarg, argc);
 	}
 	if (optind < argc)
-		tool_die("unexpected argument %s (see -h)", argv[optind]);
+		tool_usage_error("unexpected argument %s (see -h)", argv[optind]);
 	/*
 	 * A sweep's child gets the parent's arguments, then the routine it runs as a later --impl,
 	 * which wins; its "all", however it was spelt (getopt takes "--imp" too), must not start
@@ -299,7 +299,7 @@ void tool_options(const struct tool_cli *cli, int argc, char **argv, struct tool
 	if (tool_sweep_fd >= 0 && tool_impl_is_all(common))
 		common->impl = NULL;
 	if (tool_impl_is_all(common) && cli->no_sweep)
-		tool_die("%s", cli->no_sweep);
+		tool_usage_error("%s", cli->no_sweep);
 	set_env(common);
 }
 

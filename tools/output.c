@@ -46,6 +46,14 @@ void tool_exit(int status, const char *fmt, ...)
 	vexit(status, fmt, ap);
 }
 
+void tool_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vexit(TOOL_EXIT_USAGE, fmt, ap);
+}
+
 void tool_warn(const char *fmt, ...)
 {
 	va_list ap;

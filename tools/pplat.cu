@@ -378,9 +378,7 @@ static void exchange(struct pp *p, struct object *gflag, struct object *cflag,
 				      sizeof(gpu_ns)));
 		res->errors += gpu_errors;
 	}
-	if (!nlat)
-		tool_die("-t 1 in mode 1 gives no round trip to time; use -t 2 or more");
-	tool_stats(lat, nlat, &res->st);
+	tool_stats(lat, nlat, &res->st);	/* nlat > 0: main refuses mode 1's -t 1 */
 	res->gpu_avg_us = p->mode == 1 && p->iters ? (double)(gpu_ns[1] - gpu_ns[0]) / 1e3 /
 						     p->iters : 0;
 	CU_CHECK(cuMemFree(counters));
@@ -532,10 +530,14 @@ int main(int argc, char **argv)
 	p.iters = (uint32_t)iters;
 	p.timeout_s = timeout_s;
 	if (p.data_size % 4)
-		tool_die("-s %zu: the data size must be a multiple of 4", p.data_size);
+		tool_usage_error("-s %zu: the data size must be a multiple of 4", p.data_size);
+	/* Mode 1 times from one flag the CPU sees to the next. */
+	if (p.mode == 1 && iters < 2)
+		tool_usage_error("-t %zu in mode 1 gives no round trip to time; use -t 2 or more",
+				 iters);
 	if (raw && gw != GPUMEM)
-		tool_die("-r writes the GPU's flag with a raw store through its mapping: it needs "
-			 "-G gpumem");
+		tool_usage_error("-r writes the GPU's flag with a raw store through its mapping: it "
+				 "needs -G gpumem");
 	if (!p.data_size)
 		p.blocks = p.threads = 1;
 	/*

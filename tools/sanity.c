@@ -248,7 +248,7 @@ static void check_picked(const struct sanity_case *cases, size_t n, const struct
 		for (i = 0; i < n && strcmp(cases[i].name, picked->v[p]); i++)
 			;
 		if (i == n)
-			tool_die("-t %s: no such test (-l lists them)", picked->v[p]);
+			tool_usage_error("-t %s: no such test (-l lists them)", picked->v[p]);
 	}
 }
 

@@ -53,12 +53,27 @@ done
 # (17179869185G is 2^64 + 1 GiB: it wrapped to 1 GiB).
 for t in copybw copylat apiperf pplat; do
 	[ -x "$BIN/gdrcopy_$t" ] || continue
-	expect_exit "size_too_large_$t" 1 "^gdrcopy_$t: -s 17179869185G: too large" \
+	expect_exit "size_too_large_$t" 2 "^gdrcopy_$t: -s 17179869185G: too large" \
 		env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" -s 17179869185G
 done
 # --sweep-fd (for --impl all's own runs) must name an open descriptor, or every message is lost.
-expect_exit sweep_fd_closed 1 '^gdrcopy_copylat: --sweep-fd 99: Bad file descriptor' \
+expect_exit sweep_fd_closed 2 '^gdrcopy_copylat: --sweep-fd 99: Bad file descriptor' \
 	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" --sweep-fd 99
+
+# Every other command-line error exits 2 as well, with one line naming it (as the man pages say).
+for t in sanity copybw copylat apiperf pplat; do
+	[ -x "$BIN/gdrcopy_$t" ] || continue
+	check_bad_values "bad_value_$t" "$BIN/gdrcopy_$t" "-d x" "-d -1" "--backend foo" "stray"
+done
+check_bad_values bad_value_copybw "$BIN/gdrcopy_copybw" "-s abc" "-M foo" "-a foo" "-w 0" "-o 3" \
+	"-s 0" "-c 256K"
+check_bad_values bad_value_copylat "$BIN/gdrcopy_copylat" "-s abc" "-M foo" "-a foo" "-r x" "-s 0"
+check_bad_values bad_value_apiperf "$BIN/gdrcopy_apiperf" "-n 0" "-M foo" "--impl all"
+check_bad_values bad_value_sanity "$BIN/gdrcopy_sanity" "-t nosuch" "--impl all"
+if [ -x "$BIN/gdrcopy_pplat" ]; then
+	check_bad_values bad_value_pplat "$BIN/gdrcopy_pplat" "-G foo" "-m 2" "-t 1 -m 1" "-s 3" \
+		"--impl all"
+fi
 
 # pplat's raw baseline writes the GPU's flag through its mapping: refused for a flag in host memory.
 if [ -x "$BIN/gdrcopy_pplat" ]; then

@@ -69,6 +69,26 @@ check_refuses() {
 	done
 }
 
+# check_bad_values PREFIX PROG ARGS...: each ARGS (one string, split at spaces) is a command
+# line error: PROG exits 2 with one line, "PROG's name: ..." naming the first word of ARGS,
+# before it looks for a CUDA driver; one result PREFIX_ARGS each.
+check_bad_values() {
+	local prefix=$1 prog=$2 bad out=$tmp/bad_value.out rc
+	shift 2
+	for bad in "$@"; do
+		# shellcheck disable=SC2086
+		env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES LD_LIBRARY_PATH="$TOOLS_LIB" "$prog" $bad \
+			>"$out" 2>&1 </dev/null
+		rc=$?
+		if [ "$rc" = 2 ] && [ "$(grep -c . "$out")" = 1 ] &&
+			grep -qF -- "${prog##*/}: " "$out" && grep -qF -- "${bad%% *}" "$out"; then
+			result pass "${prefix}_${bad// /_}"
+		else
+			result fail "${prefix}_${bad// /_}" "exit $rc, expected 2 and one line naming '${bad%% *}': $(head -c 300 "$out" | tr '\n' '|')"
+		fi
+	done
+}
+
 # check_no_driver NAME COMMAND...: with no CUDA driver to load (LD_LIBRARY_PATH unset), the
 # command skips (77) saying "no usable CUDA driver"; a skip of NAME where there is a driver.
 check_no_driver() {
