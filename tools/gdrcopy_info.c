@@ -5,6 +5,7 @@
  * variables once per process and a forced backend is chosen at gdr_open.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -257,17 +258,32 @@ static void usage(FILE *f)
 		   "Reports which gdrcopy backends can map GPU memory here and why the others cannot.\n");
 }
 
+/* -h alone; anything else is named on a line of its own first, as the other tools do. */
+static void options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		/* getopt has said which option it does not know. */
+		usage(c == 'h' ? stdout : stderr);
+		exit(c == 'h' ? 0 : 2);
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gdrcopy_info: unexpected argument %s (see -h)\n", argv[optind]);
+		exit(2);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct probe p, chosen;
 	int major, minor, any = 0;
 
-	if (argc > 1) {
-		int help = !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help");
-
-		usage(help ? stdout : stderr);
-		return help ? 0 : 2;
-	}
+	options(argc, argv);
 	gdr_runtime_get_version(&major, &minor);
 	printf("gdrcopy %d.%d (libgdrapi.so.%d), API-compatible with NVIDIA GDRCopy 2.6\n", major,
 	       minor, major);

@@ -37,6 +37,18 @@ for t in $tools; do
 	fi
 done
 
+# gdrcopy_info takes -h alone: what else it is given is named first, then the usage follows.
+for bad in "-x:invalid option -- 'x'" "--bogus:unrecognized option '--bogus'" \
+	"foo:unexpected argument foo"; do
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_info" "${bad%%:*}" >"$tmp/out" 2>&1 </dev/null
+	rc=$?
+	if [ "$rc" = 2 ] && head -n 1 "$tmp/out" | grep -qE "^([^ ]*/)?gdrcopy_info: ${bad#*:}"; then
+		result pass "info_refuses_${bad%%:*}"
+	else
+		result fail "info_refuses_${bad%%:*}" "exit $rc: $(head -c 300 "$tmp/out" | tr '\n' '|')"
+	fi
+done
+
 for t in $tools; do
 	[ "$t" = info ] && continue
 	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" --backend nosuch >"$tmp/out" 2>&1 </dev/null
