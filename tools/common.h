@@ -121,7 +121,13 @@ void gpu_alloc_or_die(struct gpu_buf *b, size_t size, enum tool_alloc_kind kind,
 
 /* ---- gdrcopy ---------------------------------------------------------------------------------- */
 
-/* gdr_open, or die: "gdr_open failed: no backend can map GPU memory here; run gdrcopy_info". */
+/*
+ * Why the gdr_open that just failed did, as one line: "gdr_open failed: REASONS; run
+ * gdrcopy_info", with the library's reasons (gdr_ext_take_errors), or without them (NVIDIA's
+ * library) "no backend can map GPU memory here" or "backend NAME cannot map GPU memory here".
+ */
+const char *tool_gdr_open_failure(void);
+/* gdr_open, or die with tool_gdr_open_failure's line. */
 gdr_t tool_gdr_open(void);
 /*
  * What copybw, copylat, apiperf and pplat do first: tool_cuda_init of dev_id, tool_gdr_open
@@ -170,7 +176,8 @@ void tool_unmap_gpu(struct tool_mapping *m, int quiet);
 
 /*
  * Why the library's calls in this thread failed since the last call of this (gdr_ext_take_errors,
- * on one line), as ": REASON", or "" when it did not say or has no such call (NVIDIA's library).
+ * on one line, "; " between its reasons), as ": REASONS", or "" when it did not say or has no
+ * such call (NVIDIA's library).
  */
 const char *tool_library_reason(void);
 

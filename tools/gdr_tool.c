@@ -9,17 +9,57 @@
 
 #include "common.h"
 
+/*
+ * The library's reasons (gdr_ext_take_errors) on one line, "; " between them, leaving out those
+ * that start with skip (NULL: none); "" when it gave none, or has no such call: it is looked
+ * up, not linked, since NVIDIA's libgdrapi, which the tools also run on, has none.
+ */
+static void take_reasons(char *out, size_t len, const char *skip)
+{
+	size_t (*take)(char *, size_t) = (size_t (*)(char *, size_t))dlsym(RTLD_DEFAULT,
+									    "gdr_ext_take_errors");
+	char text[GDR_EXT_ERRORS_MAX], *line, *save;
+	size_t used = 0;
+
+	out[0] = '\0';
+	if (!take || !take(text, sizeof(text)))
+		return;
+	for (line = strtok_r(text, "\n", &save); line && used < len;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (skip && !strncmp(line, skip, strlen(skip)))
+			continue;
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "; " : "", line);
+	}
+}
+
+const char *tool_gdr_open_failure(void)
+{
+	static char msg[2 * GDR_EXT_ERRORS_MAX];
+	const char *forced = getenv("GDRCOPY_BACKEND");
+	char why[sizeof(msg) - 64];
+
+	/* The library's last line only points at its others, which are all here. */
+	take_reasons(why, sizeof(why), "gdr_open: no backend can map GPU memory here");
+	if (why[0])
+		snprintf(msg, sizeof(msg), "gdr_open failed: %s; run gdrcopy_info", why);
+	else if (forced && *forced)
+		snprintf(msg, sizeof(msg), "gdr_open failed: backend %.64s cannot map GPU memory "
+			 "here; run gdrcopy_info", forced);
+	else
+		snprintf(msg, sizeof(msg), "gdr_open failed: no backend can map GPU memory here; "
+			 "run gdrcopy_info");
+	return msg;
+}
+
 gdr_t tool_gdr_open(void)
 {
-	const char *forced = getenv("GDRCOPY_BACKEND");
-	gdr_t g = gdr_open();
+	gdr_t g;
 
-	if (g)
-		return g;
-	if (forced && *forced)
-		tool_die("gdr_open failed: backend %s cannot map GPU memory here; run gdrcopy_info",
-			 forced);
-	tool_die("gdr_open failed: no backend can map GPU memory here; run gdrcopy_info");
+	tool_library_reason();	/* forget what earlier calls left */
+	g = gdr_open();
+	if (!g)
+		tool_die("%s", tool_gdr_open_failure());
+	return g;
 }
 
 gdr_t tool_start(struct tool_cuda *cu, int dev_id, enum tool_alloc_kind *kind, double *open_us)
@@ -113,23 +153,12 @@ const char *tool_mapping_name(gdr_mapping_type_t type)
 
 const char *tool_library_reason(void)
 {
-	static __thread char reason[GDR_EXT_ERRORS_MAX + 2];
-	/* Looked up, not linked: NVIDIA's libgdrapi, which the tools also run on, has no such call. */
-	size_t (*take)(char *, size_t) = (size_t (*)(char *, size_t))dlsym(RTLD_DEFAULT,
-									    "gdr_ext_take_errors");
-	size_t n;
+	static __thread char reason[2 * GDR_EXT_ERRORS_MAX];
 
-	if (!take)
-		return "";
 	reason[0] = ':';
 	reason[1] = ' ';
-	n = take(reason + 2, sizeof(reason) - 2);
-	while (n && reason[n + 1] == '\n')
-		reason[1 + n--] = '\0';
-	for (size_t i = 2; i < n + 2; i++)
-		if (reason[i] == '\n')
-			reason[i] = ' ';
-	return n ? reason : "";
+	take_reasons(reason + 2, sizeof(reason) - 2, NULL);
+	return reason[2] ? reason : "";
 }
 
 void tool_map_gpu(struct tool_mapping *m, gdr_t g, const struct tool_cuda *cu, size_t size,

@@ -11,7 +11,7 @@ int tool_csv;
 
 static void vline(FILE *f, const char *kind, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char msg[3 * GDR_EXT_ERRORS_MAX];	/* room for the library's reasons */
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (tool_sweep_fd >= 0) {

@@ -17,7 +17,7 @@
 /* Shared with every child: the platform (written by the probe) and the last case's reason. */
 struct sanity_shared {
 	struct sanity_platform plat;
-	char reason[512];
+	char reason[2 * GDR_EXT_ERRORS_MAX];	/* room for the library's reasons */
 };
 
 static struct sanity_shared *shm;
@@ -90,16 +90,10 @@ static void probe_child(struct sanity_platform *p)
 	cuDeviceGetAttribute(&p->compute_mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, cu.dev);
 	cuDeviceGetAttribute(&p->vmm_rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
 			     cu.dev);
+	tool_library_reason();	/* forget what earlier calls left */
 	g = gdr_open();
 	if (!g) {
-		const char *forced = getenv("GDRCOPY_BACKEND");
-
-		if (forced && !*forced)
-			forced = NULL;
-
-		snprintf(shm->reason, sizeof(shm->reason), "gdr_open failed: %s%s%s; run gdrcopy_info",
-			 forced ? "backend " : "no backend can map GPU memory here",
-			 forced ? forced : "", forced ? " cannot map GPU memory here" : "");
+		snprintf(shm->reason, sizeof(shm->reason), "%s", tool_gdr_open_failure());
 		_exit(1);
 	}
 	p->backend = tool_backend(g);

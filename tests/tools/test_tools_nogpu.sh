@@ -42,12 +42,15 @@ if [ -e "$SIM/libcuda.so.1" ]; then
 	tools=${tools% pplat}
 	expect_one_line no_device '^gdrcopy_[a-z]+: cuInit failed: CUDA_ERROR_NO_DEVICE$' \
 		LD_LIBRARY_PATH="$SIM:$TOOLS_LIB" GDRCOPY_SIM_CUDA_DEVICES=0
-	expect_one_line no_vulkan '^gdrcopy_[a-z]+: gdr_open failed: backend vulkan cannot map GPU memory here; run gdrcopy_info$' \
+	# gdr_open's failure carries the library's reasons (gdr_ext_take_errors), on the one line.
+	expect_one_line no_vulkan '^gdrcopy_[a-z]+: gdr_open failed: backend vulkan: unavailable: vkCreateInstance failed .+; run gdrcopy_info$' \
 		LD_LIBRARY_PATH="$SIM:$TOOLS_LIB" GDRCOPY_SIM_CUDA_BACKING=memfd GDRCOPY_BACKEND=vulkan \
 		VK_DRIVER_FILES=/nonexistent/icd.json VK_ICD_FILENAMES=/nonexistent/icd.json
-	expect_one_line no_backend '^gdrcopy_[a-z]+: gdr_open failed: no backend can map GPU memory here; run gdrcopy_info$' \
+	expect_one_line no_backend '^gdrcopy_[a-z]+: gdr_open failed: backend gdrdrv: unavailable: .+; backend dmabuf: unavailable: .+; backend vulkan: unavailable: .+; run gdrcopy_info$' \
 		LD_LIBRARY_PATH="$SIM:$TOOLS_LIB" GDRCOPY_SIM_CUDA_BACKING=memfd GDRCOPY_BACKEND= \
 		VK_DRIVER_FILES=/nonexistent/icd.json VK_ICD_FILENAMES=/nonexistent/icd.json
+	expect_one_line no_such_backend '^gdrcopy_[a-z]+: gdr_open failed: GDRCOPY_BACKEND=bogus: no such backend; .*run gdrcopy_info$' \
+		LD_LIBRARY_PATH="$SIM:$TOOLS_LIB" GDRCOPY_BACKEND=bogus
 else
 	result skip no_device "the simulated CUDA driver is not built ($SIM/libcuda.so.1)"
 fi
