@@ -127,7 +127,7 @@ void gpu_alloc_or_die(struct gpu_buf *b, size_t size, enum tool_alloc_kind kind,
  * library) "no backend can map GPU memory here" or "backend NAME cannot map GPU memory here".
  */
 const char *tool_gdr_open_failure(void);
-/* gdr_open, or die with tool_gdr_open_failure's line. */
+/* gdr_open, or die with tool_gdr_open_failure's line, or tool_impl_refused's. */
 gdr_t tool_gdr_open(void);
 /*
  * What copybw, copylat, apiperf and pplat do first: tool_cuda_init of dev_id, tool_gdr_open
@@ -147,8 +147,17 @@ int tool_copy_impl(gdr_t g, int to_device);
 int tool_copy_impls(gdr_t g);
 /* gdr_ext_copy_impl_name, or "unknown". */
 const char *tool_impl_name(int impl);
-/* GDR_COPY_IMPL_* for a name, or -1. */
-int tool_impl_id(const char *name);
+/* --impl NAME (not all), which tool_options gives the library; NULL without. */
+extern const char *tool_impl_forced;
+/*
+ * After the process's first gdr_open that worked, where the library chose its copy routines:
+ * NULL when it took tool_impl_forced's (or none was forced, or it does not say: NVIDIA's
+ * library), else the line that says why not, in its words: "--impl NAME: the library does not
+ * take it: ..." (a name it does not know, a routine of another architecture or one this CPU
+ * lacks). tool_gdr_open exits with it (TOOL_EXIT_USAGE): nothing else would be measured.
+ * Either way it takes (forgets) the library's reasons so far.
+ */
+const char *tool_impl_refused(void);
 /* A hint for a failed pin: what the backend can pin ("" when nothing useful to say). */
 const char *tool_pin_hint(gdr_t g, enum tool_alloc_kind kind);
 const char *tool_mapping_name(gdr_mapping_type_t type);
@@ -327,7 +336,10 @@ int tool_impl_is_all(const struct tool_common *o);
  */
 extern int tool_sweep_fd;
 void tool_sweep_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Report which routines the library uses (sweep child) and check a forced one was honoured. */
+/*
+ * Report which routines the library uses (sweep child: the "impl" line), or warn that a library
+ * that does not say (NVIDIA's) may have ignored forced.
+ */
 void tool_report_impl(gdr_t g, const char *forced);
 
 /*

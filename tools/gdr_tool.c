@@ -51,14 +51,43 @@ const char *tool_gdr_open_failure(void)
 	return msg;
 }
 
+const char *tool_impl_forced;
+
+const char *tool_impl_refused(void)
+{
+	static const char kept[] = "; keeping the automatic choice";
+	static char msg[2 * GDR_EXT_ERRORS_MAX];
+	char why[sizeof(msg) - 128];
+	size_t n;
+
+	/*
+	 * After a gdr_open that worked, the library's only reasons are its copy selection's: taken
+	 * either way, so that no later failure's message repeats them.
+	 */
+	take_reasons(why, sizeof(why), NULL);
+	if (!tool_impl_forced || !strstr(why, "GDRCOPY_COPY_IMPL="))
+		return NULL;
+	/* The library goes on with its own choice; the tool stops instead. */
+	n = strlen(why);
+	if (n >= sizeof(kept) && !strcmp(why + n - (sizeof(kept) - 1), kept))
+		why[n - (sizeof(kept) - 1)] = '\0';
+	snprintf(msg, sizeof(msg), "--impl %.64s: the library does not take it: %s",
+		 tool_impl_forced, why);
+	return msg;
+}
+
 gdr_t tool_gdr_open(void)
 {
+	const char *refused;
 	gdr_t g;
 
 	tool_library_reason();	/* forget what earlier calls left */
 	g = gdr_open();
 	if (!g)
 		tool_die("%s", tool_gdr_open_failure());
+	refused = tool_impl_refused();
+	if (refused)
+		tool_usage_error("%s", refused);
 	return g;
 }
 
@@ -125,14 +154,6 @@ const char *tool_impl_name(int impl)
 	const char *name = gdr_ext_copy_impl_name(impl);
 
 	return name ? name : "unknown";
-}
-
-int tool_impl_id(const char *name)
-{
-	for (int i = 0; i < GDR_COPY_IMPL_COUNT; i++)
-		if (!strcmp(gdr_ext_copy_impl_name(i), name))
-			return i;
-	return -1;
 }
 
 const char *tool_pin_hint(gdr_t g, enum tool_alloc_kind kind)
@@ -239,10 +260,9 @@ void tool_report_impl(gdr_t g, const char *forced)
 				  "have been ignored", forced);
 		return;
 	}
+	/* A forced routine is in use here: tool_gdr_open stopped if the library refused it. */
 	tool_say("copy routines for 4 KiB: to GPU %s, from GPU %s\n", tool_impl_name(to),
 		 tool_impl_name(from));
-	if (forced && strcmp(tool_impl_name(to), forced) && strcmp(tool_impl_name(from), forced))
-		tool_warn("the library did not use --impl %s in either direction", forced);
 }
 
 void tool_copy_check_begin(const struct tool_mapping *m, size_t offset, void *host, size_t size,

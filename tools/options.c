@@ -36,7 +36,7 @@ static const struct option common_longopts[] = {
 
 #define COMMON_USAGE \
 	"  --backend NAME  use only this gdrcopy backend (gdrdrv, dmabuf, vulkan): GDRCOPY_BACKEND\n" \
-	"  --impl NAME     force one CPU copy routine: GDRCOPY_COPY_IMPL\n" \
+	"  --impl NAME     force one CPU copy routine, a name GDRCOPY_COPY_IMPL takes (gdrapi(7))\n" \
 	"  --csv           print comma-separated rows instead of the human output\n"
 
 /* The most options a tool may have; pplat has the most, 13. */
@@ -179,21 +179,6 @@ static void check_backend(const char *arg)
 	tool_usage_error("--backend %s: unknown backend (known: gdrdrv, dmabuf, vulkan)", arg);
 }
 
-/* --impl NAME: "all" or one of gdr_ext_copy_impl_name's. */
-static void check_impl(const char *arg)
-{
-	char known[256];
-	size_t used;
-
-	if (!strcmp(arg, "all") || tool_impl_id(arg) >= 0)
-		return;
-	used = (size_t)snprintf(known, sizeof(known), "all");
-	for (int id = 0; id < GDR_COPY_IMPL_COUNT && used < sizeof(known); id++)
-		used += (size_t)snprintf(known + used, sizeof(known) - used, ", %s",
-					 gdr_ext_copy_impl_name(id));
-	tool_usage_error("--impl %s: unknown copy routine (known: %s)", arg, known);
-}
-
 /* One of the common long options: 1 if c was one, 0 if not. */
 static int common_option(int c, const char *arg, struct tool_common *o)
 {
@@ -205,7 +190,7 @@ static int common_option(int c, const char *arg, struct tool_common *o)
 		o->backend = arg;
 		return 1;
 	case OPT_IMPL:
-		check_impl(arg);
+		/* Any name: the library decides what it takes, when it is opened (tool_gdr_open). */
 		o->impl = arg;
 		return 1;
 	case OPT_CSV:
@@ -237,8 +222,10 @@ static void set_env(const struct tool_common *o)
 {
 	if (o->backend)
 		setenv("GDRCOPY_BACKEND", o->backend, 1);
-	if (o->impl && strcmp(o->impl, "all"))
+	if (o->impl && strcmp(o->impl, "all")) {
 		setenv("GDRCOPY_COPY_IMPL", o->impl, 1);
+		tool_impl_forced = o->impl;
+	}
 }
 
 void tool_options(const struct tool_cli *cli, int argc, char **argv, struct tool_common *common)

@@ -73,9 +73,13 @@ void sanity_log(const char *fmt, ...)
 	putchar('\n');
 }
 
-/* In a child: learn the backend and the device's attributes; 0, or 1 with shm->reason set. */
+/*
+ * In a child: learn the backend and the device's attributes. Exits 0, or with shm->reason set
+ * 1, or TOOL_EXIT_USAGE when the library refused --impl (the child's gdr_open is the first).
+ */
 static void probe_child(struct sanity_platform *p)
 {
+	const char *refused;
 	struct tool_cuda cu;
 	char why[256];
 	gdr_t g;
@@ -96,6 +100,11 @@ static void probe_child(struct sanity_platform *p)
 		snprintf(shm->reason, sizeof(shm->reason), "%s", tool_gdr_open_failure());
 		_exit(1);
 	}
+	refused = tool_impl_refused();
+	if (refused) {
+		snprintf(shm->reason, sizeof(shm->reason), "%s", refused);
+		_exit(TOOL_EXIT_USAGE);
+	}
 	p->backend = tool_backend(g);
 	gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &p->persistent);
 	gdr_get_attribute(g, GDR_ATTR_SUPPORT_PIN_FLAG_FORCE_PCIE, &p->forcepci);
@@ -104,6 +113,7 @@ static void probe_child(struct sanity_platform *p)
 	_exit(0);
 }
 
+/* The probe child's exit status, with shm->reason set when it is not 0. */
 static int probe(struct sanity_platform *p)
 {
 	int status;
@@ -118,11 +128,9 @@ static int probe(struct sanity_platform *p)
 		probe_child(p);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	if (!shm->reason[0])
-		snprintf(shm->reason, sizeof(shm->reason), "the probe process died (status 0x%x)",
-			 status);
+	if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || shm->reason[0]))
+		return WEXITSTATUS(status);
+	snprintf(shm->reason, sizeof(shm->reason), "the probe process died (status 0x%x)", status);
 	return 1;
 }
 
@@ -290,8 +298,14 @@ static void probe_platform(int dev_id, int verbose)
 	memset(shm, 0, sizeof(*shm));
 	shm->plat.dev_id = dev_id;
 	shm->plat.verbose = verbose;
-	if (probe(&shm->plat))
+	switch (probe(&shm->plat)) {
+	case 0:
+		break;
+	case TOOL_EXIT_USAGE:
+		tool_usage_error("%s", shm->reason);
+	default:
 		tool_die("%s", shm->reason);
+	}
 	sanity_plat = &shm->plat;
 }
 

@@ -83,6 +83,30 @@ if run copylat_impl_abbreviated "$tmp/sweep_abbr" timeout -s KILL 300 "$BIN/gdrc
 	check_lines copylat_impl_abbreviated_auto "$tmp/sweep_abbr" '^routine auto: library used '
 	check_lines copylat_impl_abbreviated_tables "$tmp/sweep_abbr" "^Size\(B\)${sp}auto$sp" 2
 fi
+# --impl takes exactly the names the library takes, checked by the library itself: a variant
+# that has no GDR_COPY_IMPL_* value of its own, and a routine of another architecture, which
+# stops the tool (exit 2, the library's reason) instead of measuring the automatic choice.
+case $(uname -m) in
+x86_64) variant=sse41_blocks other=neon ;;
+aarch64) variant=stp other=sse ;;
+ppc64le) variant=power other=avx2 ;;
+*) variant=generic other=avx2 ;;
+esac
+if run "impl_variant_$variant" "$tmp/variant" "$BIN/gdrcopy_copybw" -s 64K -w 10 -r 10 \
+	--impl "$variant"; then
+	if grep -q 'warning' "$tmp/variant"; then
+		result fail impl_variant_no_warning "$(grep -m 1 warning "$tmp/variant")"
+	else
+		result pass impl_variant_no_warning
+	fi
+fi
+for t in copybw copylat apiperf sanity; do
+	expect_exit "impl_other_arch_$t" 2 "^gdrcopy_$t: --impl $other: the library does not take it: .*another architecture; this CPU supports: " \
+		env -u GDR_TEST_RESULTS "$BIN/gdrcopy_$t" --impl "$other"
+done
+expect_exit impl_unknown 2 '^gdrcopy_copylat: --impl nosuch: the library does not take it: .*no such copy routine' \
+	"$BIN/gdrcopy_copylat" --impl nosuch
+
 # Every size's data is checked after it is timed: a copy that moves nothing is an error.
 for t in copylat copybw; do
 	expect_exit "${t}_checks_writes" 1 '^gdrcopy_[a-z]+: gdr_copy_to_mapping of [0-9]+ bytes at offset 0 moved the wrong data' \
