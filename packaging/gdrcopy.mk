@@ -4,7 +4,8 @@
 #   version       the version (2.6)
 #   lib, exes     the library; the tools (GDRCopy's tests)
 #   driver        gdrdrv.ko (kernel/kernel.mk's "modules")
-#   lib_install   the library, gdrapi.h, gdrapi_ext.h, gdrapi.pc and the API's man pages
+#   lib_install   the library, gdrapi.h, gdrconfig.h, gdrapi_ext.h, gdrapi.pc and the API's
+#                 man pages
 #   exes_install  the tools, their legacy names and their man pages
 #   drv_install   gdrdrv.ko into $(DESTDIR)/lib/modules/<kernel>/kernel/drivers/misc, then
 #                 depmod when DESTDIR is empty (the kernel: KVER=, else the one the module was

@@ -1,4 +1,4 @@
-# make install / make uninstall: the library, header, pkg-config file, tools, man pages and the
+# make install / make uninstall: the library, headers, pkg-config file, tools, man pages and the
 # gdrdrv sources for DKMS.
 #   PREFIX= (or GDRCopy's prefix=, default /usr/local), DESTDIR=, LIBDIR= (default $(PREFIX)/lib;
 #   Debian multiarch: LIBDIR=/usr/lib/x86_64-linux-gnu), BINDIR=, INCLUDEDIR=, MANDIR=,
@@ -46,6 +46,9 @@ GDRDRV_SRCS := $(sort $(filter-out %.mod.c %/gdrdrv_config.h, \
 	$(shell find kernel -type f \( -name '*.[ch]' -o -name Kbuild -o -name Makefile \
 	-o -name '*.sh' \) -not -path '*/.*')))
 
+# The headers: GDRCopy's two (gdrapi.h, gdrconfig.h) and gdrcopy's extensions.
+INSTALL_HEADERS := include/gdrapi.h include/gdrapi_ext.h include/gdrconfig.h
+
 PC_FILE := $(BUILD)/pkgconfig/gdrapi.pc
 DKMS_CONF := $(BUILD)/dkms/dkms.conf
 
@@ -69,7 +72,7 @@ install-lib: $(LIB_SHARED) $(LIB_STATIC) $(PC_FILE)
 	$(Q)ln -sf $(LIB_REAL) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
 	$(Q)ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libgdrapi.so
 	$(Q)$(INSTALL) -m 0644 $(LIB_STATIC) $(DESTDIR)$(LIBDIR)/libgdrapi.a
-	$(Q)$(INSTALL) -m 0644 include/gdrapi.h include/gdrapi_ext.h $(DESTDIR)$(INCLUDEDIR)
+	$(Q)$(INSTALL) -m 0644 $(INSTALL_HEADERS) $(DESTDIR)$(INCLUDEDIR)
 	$(Q)$(INSTALL) -m 0644 $(PC_FILE) $(DESTDIR)$(PKGCONFIGDIR)/gdrapi.pc
 	@# A direct install as root makes the new library visible to ld.so at once.
 	$(Q)if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
@@ -131,7 +134,7 @@ endif
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(LIBDIR)/$(LIB_REAL) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) \
 		$(DESTDIR)$(LIBDIR)/libgdrapi.so $(DESTDIR)$(LIBDIR)/libgdrapi.a \
-		$(DESTDIR)$(INCLUDEDIR)/gdrapi.h $(DESTDIR)$(INCLUDEDIR)/gdrapi_ext.h \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(INSTALL_HEADERS))) \
 		$(DESTDIR)$(PKGCONFIGDIR)/gdrapi.pc
 	$(Q)rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_TOOLS) \
 		$(foreach l,$(INSTALL_TOOL_LINKS),$(firstword $(subst :, ,$(l)))))

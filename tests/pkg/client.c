@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A client of the installed packages, built with nothing but what pkg-config says: the headers
- * and the library must come from the system paths. Without a GPU, gdr_open gives NULL.
+ * (GDRCopy's gdrconfig.h too) and the library must come from the system paths. Without a GPU,
+ * gdr_open gives NULL.
  */
 #include <stdio.h>
 
 #include <gdrapi.h>
 #include <gdrapi_ext.h>
+#include <gdrconfig.h>
+
+#if defined(GDRAPI_X86) + defined(GDRAPI_POWER) + defined(GDRAPI_ARM64) != 1
+#error "gdrconfig.h must define exactly one GDRAPI_<arch>"
+#endif
 
 int main(void)
 {

@@ -53,6 +53,7 @@ if mk BUILD="$fresh" prefix=/usr libdir=/usr/lib64 DESTDIR="$dest" lib exes lib_
 	exes_install >"$tmp/parts.log" 2>&1; then
 	miss=$(missing "$dest" /usr/lib64/libgdrapi.so.$version /usr/lib64/libgdrapi.so.2 \
 		/usr/lib64/libgdrapi.so /usr/include/gdrapi.h /usr/include/gdrapi_ext.h \
+		/usr/include/gdrconfig.h \
 		/usr/lib64/pkgconfig/gdrapi.pc /usr/share/man/man7/gdrapi_ext.7 \
 		/usr/share/man/man3/gdr_open.3 /usr/bin/gdrcopy_sanity /usr/bin/sanity \
 		/usr/bin/gdrcopy_copylat /usr/bin/copylat /usr/share/man/man1/gdrcopy_copylat.1)
@@ -65,6 +66,35 @@ if mk BUILD="$fresh" prefix=/usr libdir=/usr/lib64 DESTDIR="$dest" lib exes lib_
 	fi
 else
 	result fail lib_install-exes_install "$(grep -m 1 -iE 'error|\*\*\*' "$tmp/parts.log")"
+fi
+
+# gdrconfig.h, installed as GDRCopy installs it: it compiles in C and C++ beside gdrapi.h and
+# defines the one GDRAPI_<arch> that make config names (an #error where GDRCopy knows none).
+inc=$dest/usr/include
+printf '#include <gdrconfig.h>\n#include <gdrapi.h>\nint main(void) { return 0; }\n' >"$tmp/config.c"
+want=${arch#GDRAPI_ARCH=}
+bad=
+for lang in c c++; do
+	[ "$lang" = c ] && compiler=${CC:-cc} || compiler=${CXX:-c++}
+	if [ "$want" = GENERIC ]; then
+		$compiler -x "$lang" -fsyntax-only -I"$inc" "$tmp/config.c" >/dev/null 2>&1 &&
+			bad="$bad $lang: no #error for an architecture GDRCopy does not know;"
+		continue
+	fi
+	if ! out=$($compiler -x "$lang" -Wall -Wextra -Werror -fsyntax-only -I"$inc" "$tmp/config.c" 2>&1); then
+		bad="$bad $lang: $(echo "$out" | head -n 1);"
+		continue
+	fi
+	got=$(echo '#include <gdrconfig.h>' | $compiler -x "$lang" -E -dM -I"$inc" - |
+		sed -n 's/^#define \(GDRAPI_[A-Z0-9_]*\).*/\1/p' | sort | tr '\n' ' ')
+	[ "$got" = "GDRAPI_$want " ] || bad="$bad $lang defines '$got', not GDRAPI_$want;"
+done
+if [ ! -f "$inc/gdrconfig.h" ]; then
+	result fail gdrconfig-h "lib_install did not install gdrconfig.h"
+elif [ -n "$bad" ]; then
+	result fail gdrconfig-h "$bad"
+else
+	result pass gdrconfig-h "GDRAPI_$want, C and C++"
 fi
 
 # The tools' install builds the tools, never the module, even where a kernel tree is there.

@@ -114,7 +114,8 @@ if [ ${#debs[@]} -gt 0 ] && [ "$part" != install ]; then
 	why=$(want "$l" "/usr/lib/$ma/libgdrapi.so.2.6" "/usr/lib/$ma/libgdrapi.so.2") || bad="$bad libgdrapi2 $why;"
 	grep -q 'libgdrapi.so$' "$l" && bad="$bad libgdrapi2 has the libgdrapi.so link;"
 	l=$logs/$(basename "$(deb_of libgdrapi-dev)").files
-	why=$(want "$l" /usr/include/gdrapi.h /usr/include/gdrapi_ext.h "/usr/lib/$ma/libgdrapi.so" \
+	why=$(want "$l" /usr/include/gdrapi.h /usr/include/gdrapi_ext.h /usr/include/gdrconfig.h \
+		"/usr/lib/$ma/libgdrapi.so" \
 		"/usr/lib/$ma/libgdrapi.a" "/usr/lib/$ma/pkgconfig/gdrapi.pc" \
 		/usr/share/man/man7/gdrapi.7.gz /usr/share/man/man7/gdrapi_ext.7.gz \
 		$(for s in $exports; do echo "/usr/share/man/man3/$s.3.gz"; done)) || bad="$bad libgdrapi-dev $why;"
@@ -355,7 +356,8 @@ else
 				"$libdir/libgdrapi.so" "/usr/share/man/man1/gdrcopy_info.1(.gz)?") || bad="$bad gdrcopy $why;"
 		else bad="$bad $l;"; fi
 		if l=$(list "gdrcopy-devel-$version-*.rpm"); then
-			why=$(want "$l" /usr/include/gdrapi.h /usr/include/gdrapi_ext.h "$libdir/libgdrapi.a" \
+			why=$(want "$l" /usr/include/gdrapi.h /usr/include/gdrapi_ext.h \
+				/usr/include/gdrconfig.h "$libdir/libgdrapi.a" \
 				"$libdir/pkgconfig/gdrapi.pc" "/usr/share/man/man7/gdrapi.7(.gz)?" \
 				"/usr/share/man/man7/gdrapi_ext.7(.gz)?" \
 				$(for s in $exports; do echo "/usr/share/man/man3/$s.3(.gz)?"; done)) || bad="$bad gdrcopy-devel $why;"
