@@ -10,6 +10,7 @@
 #   drv_install   gdrdrv.ko into $(DESTDIR)/lib/modules/<kernel>/kernel/drivers/misc, then
 #                 depmod when DESTDIR is empty (the kernel: KVER=, else the one the module was
 #                 built for, KDIR='s)
+#   dist          its three release tarballs (packaging/dist.mk)
 # GDRCopy's prefix=, exec_prefix=, libdir=, bindir=, includedir= and DESTDIR= are read as it
 # reads them (install.mk). Its "install" is lib_install and exes_install; ours adds gdrdrv's
 # sources for DKMS (install-dkms).

@@ -49,6 +49,15 @@ GDRDRV_SRCS := $(sort $(filter-out %.mod.c %/gdrdrv_config.h, \
 # The headers: GDRCopy's two (gdrapi.h, gdrconfig.h) and gdrcopy's extensions.
 INSTALL_HEADERS := include/gdrapi.h include/gdrapi_ext.h include/gdrconfig.h
 
+# install_gdrdrv_srcs DIR: GDRDRV_SRCS into DIR, kernel/'s tree as it is (make dist's too).
+install_gdrdrv_srcs = \
+	for f in $(GDRDRV_SRCS); do \
+		rel=$${f\#kernel/}; \
+		$(INSTALL) -d -m 0755 $(1)/$$(dirname $$rel); \
+		case $$f in *.sh) mode=0755 ;; *) mode=0644 ;; esac; \
+		$(INSTALL) -m $$mode $$f $(1)/$$rel; \
+	done
+
 PC_FILE := $(BUILD)/pkgconfig/gdrapi.pc
 DKMS_CONF := $(BUILD)/dkms/dkms.conf
 
@@ -114,12 +123,7 @@ install-man-tools: $(if $(filter 1,$(BUILD_TOOLS)),tools)
 
 # gdrdrv(4) and the modprobe configuration go with the module's sources.
 install-dkms: $(DKMS_CONF)
-	$(Q)for f in $(GDRDRV_SRCS); do \
-		rel=$${f#kernel/}; \
-		$(INSTALL) -d -m 0755 $(DESTDIR)$(DKMS_SRCDIR)/$$(dirname $$rel); \
-		case $$f in *.sh) mode=0755 ;; *) mode=0644 ;; esac; \
-		$(INSTALL) -m $$mode $$f $(DESTDIR)$(DKMS_SRCDIR)/$$rel; \
-	done
+	$(Q)$(call install_gdrdrv_srcs,$(DESTDIR)$(DKMS_SRCDIR))
 	$(Q)$(INSTALL) -m 0644 $(DKMS_CONF) $(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
 	$(Q)$(INSTALL) -m 0755 packaging/dkms/dkms-make.sh $(DESTDIR)$(DKMS_SRCDIR)/dkms-make.sh
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(MANDIR)/man4

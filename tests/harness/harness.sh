@@ -40,6 +40,16 @@ test_exit() {
 	exit $?
 }
 
+# The last kernel release in /lib/modules whose build tree (headers) is installed, for what
+# builds gdrdrv; nothing when there is none.
+kernel_with_headers() (
+	kver=
+	for b in /lib/modules/*/build; do
+		[ -e "$b/include" ] && kver=$(basename "$(dirname "$b")")
+	done
+	echo "$kver"
+)
+
 # The ELF machine of a file (its e_machine, as a number; empty if it is not ELF).
 elf_machine() { # file
 	[ "$(od -An -c -N4 "$1" 2>/dev/null | tr -d ' ')" = '177ELF' ] || return 0

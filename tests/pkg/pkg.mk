@@ -20,15 +20,18 @@ CHECK_TESTS_LAST += $(PKG_INSTALL_TEST)
 CHECK_DEBS += dpkg-dev debhelper dh-dkms dkms lintian rpm pkg-config man-db kmod binutils
 
 # make install, parallel and serial, and GDRCopy's install targets (tests/pkg/test_install.sh).
+# make dist's three tarballs, their layout, and a client and gdrdrv built from them
+# (tests/pkg/test_dist.sh).
 INSTALL_TEST := $(BUILD)/tests/pkg/test_install
+DIST_TEST := $(BUILD)/tests/pkg/test_dist
 
-$(INSTALL_TEST): tests/pkg/test_install.sh
+$(INSTALL_TEST) $(DIST_TEST): $(BUILD)/tests/pkg/%: tests/pkg/%.sh
 	@mkdir -p $(dir $@)
 	$(Q)printf '#!/bin/sh\nexec %s %s %s %s\n' $(abspath $<) $(CURDIR) $(abspath $(BUILD)) \
 		$(abspath $(CUDA)) >$@ && chmod +x $@
 
-check-build: $(INSTALL_TEST)
-CHECK_TESTS += $(INSTALL_TEST)
+check-build: $(INSTALL_TEST) $(DIST_TEST)
+CHECK_TESTS += $(INSTALL_TEST) $(DIST_TEST)
 
 # DKMS's build script's choice of NVIDIA driver flavor, with make and modinfo stood in for
 # (tests/pkg/test_dkms_make.sh): tier 1, it installs and builds nothing.

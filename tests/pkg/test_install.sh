@@ -120,10 +120,7 @@ else
 	result fail dkms-sources "no dkms.conf in /usr/src/gdrdrv-$version or \$(prefix)/src: $(tail -n 1 "$tmp/dkms.log")"
 fi
 
-kver=
-for b in /lib/modules/*/build; do
-	[ -e "$b/include" ] && kver=$(basename "$(dirname "$b")")
-done
+kver=$(kernel_with_headers)
 if [ -z "$kver" ]; then
 	result skip drv_install "no kernel headers installed (linux-headers-$(dpkg --print-architecture 2>/dev/null))"
 elif mk BUILD="$fresh" KDIR="/lib/modules/$kver/build" DESTDIR="$tmp/drv" driver drv_install \

@@ -29,10 +29,7 @@ gdr_map gdr_map_v2 gdr_open gdr_pin_buffer gdr_pin_buffer_v2 gdr_runtime_get_ver
 gdr_unpin_buffer"
 
 # The newest kernel whose build tree (headers) is installed, for DKMS and the prebuilt kmod.
-kver=
-for b in /lib/modules/*/build; do
-	[ -e "$b/include" ] && kver=$(basename "$(dirname "$b")")
-done
+kver=$(kernel_with_headers)
 
 # want LIST_FILE PATH...: each PATH (a grep -E pattern, anchored) is in the list.
 want() {
