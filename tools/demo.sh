@@ -3,8 +3,9 @@
 # (pin, map, write, read back, each checked against cuMemcpy) and copy latencies beside
 # cuMemcpy's (gdrcopy_copylat -c), on the backend that works here. Without an NVIDIA GPU the same
 # runs on the simulated GPU: the simulated CUDA driver (tests/sim/cuda) over Mesa's lavapipe,
-# each line marked as simulated, and a last line gives the environment that runs the tools there
-# by hand; the packages that needs are installed first when missing.
+# each line marked as simulated, without timings (its "GPU memory" is host memory, so they would
+# say nothing of a GPU), and a last line gives the environment that runs the tools there by
+# hand; the packages that needs are installed first when missing.
 #   demo.sh BUILD SIM_BUILD_COMMAND SIM_DEBS...
 set -u
 build=$1 sim_build=$2
@@ -30,8 +31,11 @@ latencies() {
 		}'
 }
 
-show() {
-	"$bin/gdrcopy_info" 2>&1 && "$demo" 2>&1 && latencies
+# On the simulated GPU: what works, and no figures.
+show_simulated() {
+	"$bin/gdrcopy_info" 2>&1 && "$demo" --no-times 2>&1 &&
+		echo "no timings: the simulated GPU's memory is host memory, so copy times there would" \
+			"say nothing of a GPU"
 }
 
 # NVIDIA's Vulkan driver file where some images put it, outside the Vulkan loader's search path.
@@ -78,11 +82,11 @@ sim_lib=$(cd "$build/sim/cuda" && pwd)
 export LD_LIBRARY_PATH=$sim_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
 unset GDRCOPY_BACKEND GDRCOPY_USE_DMABUF_MMAP GDRCOPY_COPY_IMPL
-show | sed 's/^/[simulated GPU] /'
+show_simulated | sed 's/^/[simulated GPU] /'
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] || exit "$rc"
 echo "That was a simulated GPU. On a machine with an NVIDIA GPU, run make run there: the same on" \
-	"the real GPU."
+	"the real GPU, with copy latencies beside cuMemcpy's."
 # A tool run by hand without this environment finds no libcuda.so.1 and stops: print the one make
 # run used, as a line to paste (VK_ICD_FILENAMES is what Vulkan loaders before 1.3.207 read).
 echo "To run the tools by hand on the simulated GPU (e.g. $bin/gdrcopy_copybw), first:"

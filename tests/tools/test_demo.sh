@@ -1,7 +1,8 @@
 #!/bin/bash
 # make run's demonstration (tools/demo.sh) on a machine without a GPU: it runs on the simulated
-# GPU and ends with the environment that runs the tools there by hand, which must work as
-# printed (a tool given only that line, and none of this test's, runs on the simulated GPU).
+# GPU, prints no timings there (they would time host memory), and ends with the environment
+# that runs the tools there by hand, which must work as printed (a tool given only that line,
+# and none of this test's, runs on the simulated GPU).
 . @LIB@
 need_sim
 if env -u GDRCOPY_BACKEND -u GDRCOPY_USE_DMABUF_MMAP "$BIN/gdrcopy_info" 2>/dev/null |
@@ -15,6 +16,13 @@ if [ "$rc" = 0 ] && grep -q '^\[simulated GPU\] pinned ' "$tmp/demo"; then
 	result pass demo_simulated
 else
 	result fail demo_simulated "exit $rc: $(tail -n 1 "$tmp/demo")"
+fi
+
+if grep -q '^\[simulated GPU\] filled it with cuMemcpyHtoD; the CPU reads the same bytes back (gdr_copy_from_mapping)$' "$tmp/demo" &&
+	! grep -qE '[0-9] us|cuMemcpy/gdrcopy' "$tmp/demo"; then
+	result pass demo_simulated_no_timings
+else
+	result fail demo_simulated_no_timings "$(grep -m 1 -E '[0-9] us|cuMemcpy/gdrcopy|filled it' "$tmp/demo")"
 fi
 
 line=$(tail -n 1 "$tmp/demo")
