@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
 	};
 	const struct tool_cli cli = {
-		"gdrcopy_apiperf", options, NULL, NULL,
+		"gdrcopy_apiperf", options,
 		"--impl all: apiperf does no copies; use it with copylat or copybw",
 	};
 	struct tool_common common;

@@ -291,9 +291,7 @@ struct tool_option {
 struct tool_cli {
 	const char *name;		/* "gdrcopy_copybw" */
 	const struct tool_option *options;
-	const char *usage_first;	/* -h lines before the options, or NULL */
-	const char *usage_last;		/* -h lines after the common options, or NULL */
-	/* --impl all: NULL when the tool sweeps (tool_sweep), else why it does not */
+	/* --impl all: NULL when the tool sweeps (tool_sweep; -h says so), else why it does not */
 	const char *no_sweep;
 };
 
@@ -313,9 +311,6 @@ struct tool_common {
 #define TOOL_MAP_USAGE "  -M TYPE   mapping type: default, wc, cache, device\n"
 /* The -M name of a gdr_map_flags_t value ("wc"), or "unknown". */
 const char *tool_map_flag_name(int flags);
-#define TOOL_SWEEP_USAGE \
-	"            --impl all runs every copy routine this CPU has, one process each\n"
-
 /*
  * Parse the command line: the tool's options into their dests, the common ones into common
  * (which the library then reads from the environment: GDRCOPY_BACKEND, GDRCOPY_COPY_IMPL).

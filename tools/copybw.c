@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 		{ 'M', NULL, TOOL_ARG_MAP, &map_flags, 0, 0, NULL, TOOL_MAP_USAGE },
 		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
 	};
-	const struct tool_cli cli = { "gdrcopy_copybw", options, NULL, TOOL_SWEEP_USAGE, NULL };
+	const struct tool_cli cli = { "gdrcopy_copybw", options, NULL };
 	struct tool_common common;
 	struct tool_mapping m;
 	struct tool_cuda cu;

@@ -266,7 +266,7 @@ int main(int argc, char **argv)
 		  "through the mapping\n" },
 		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
 	};
-	const struct tool_cli cli = { "gdrcopy_copylat", options, NULL, TOOL_SWEEP_USAGE, NULL };
+	const struct tool_cli cli = { "gdrcopy_copylat", options, NULL };
 	struct tool_common common;
 	struct tool_mapping m;
 	struct tool_cuda cu;

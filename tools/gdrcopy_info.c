@@ -255,7 +255,8 @@ static int report_settings(void)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gdrcopy_info [-h]\n"
-		   "Reports which gdrcopy backends can map GPU memory here and why the others cannot.\n");
+		   "Reports which gdrcopy backends can map GPU memory here and why the others cannot.\n"
+		   "  -h, --help      print this help\n");
 }
 
 /* -h alone; anything else is named on a line of its own first, as the other tools do. */

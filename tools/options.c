@@ -34,10 +34,15 @@ static const struct option common_longopts[] = {
 };
 #define N_COMMON (sizeof(common_longopts) / sizeof(common_longopts[0]))
 
+/* The options every tool takes, after its own; the sweep's line where the tool sweeps. */
 #define COMMON_USAGE \
 	"  --backend NAME  use only this gdrcopy backend (gdrdrv, dmabuf, vulkan): GDRCOPY_BACKEND\n" \
-	"  --impl NAME     force one CPU copy routine, a name GDRCOPY_COPY_IMPL takes (gdrapi(7))\n" \
-	"  --csv           print comma-separated rows instead of the human output\n"
+	"  --impl NAME     force one CPU copy routine, a name GDRCOPY_COPY_IMPL takes (gdrapi(7))\n"
+#define SWEEP_USAGE \
+	"  --impl all      run it once for every copy routine this CPU has, one process each\n"
+#define LAST_USAGE \
+	"  --csv           print comma-separated rows instead of the human output\n" \
+	"  -h, --help      print this help\n"
 
 /* The most options a tool may have; pplat has the most, 13. */
 #define MAX_OPTIONS 24
@@ -211,10 +216,10 @@ static int common_option(int c, const char *arg, struct tool_common *o)
 
 static void usage(const struct tool_cli *cli, FILE *f)
 {
-	fprintf(f, "usage: %s [options]\n%s", cli->name, cli->usage_first ? cli->usage_first : "");
+	fprintf(f, "usage: %s [options]\n", cli->name);
 	for (const struct tool_option *o = cli->options; o->key || o->name; o++)
 		fputs(o->usage, f);
-	fprintf(f, "%s%s", COMMON_USAGE, cli->usage_last ? cli->usage_last : "");
+	fprintf(f, "%s%s%s", COMMON_USAGE, cli->no_sweep ? "" : SWEEP_USAGE, LAST_USAGE);
 }
 
 /* The library reads what --backend and --impl ask for from its environment. */

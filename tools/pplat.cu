@@ -520,7 +520,7 @@ int main(int argc, char **argv)
 		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
 	};
 	const struct tool_cli cli = {
-		"gdrcopy_pplat", options, NULL, NULL,
+		"gdrcopy_pplat", options,
 		"--impl all is for copylat and copybw; give pplat one routine",
 	};
 	struct tool_common common;

@@ -331,7 +331,7 @@ int main(int argc, char **argv)
 		{ 0, NULL, TOOL_ARG_FLAG, NULL, 0, 0, NULL, NULL },
 	};
 	const struct tool_cli cli = {
-		"gdrcopy_sanity", options, "  -h        this help\n", NULL,
+		"gdrcopy_sanity", options,
 		"--impl all is for copylat and copybw; give sanity one routine",
 	};
 	size_t ncases, nsel = 0, counts[3] = { 0 };

@@ -25,6 +25,14 @@ for t in $tools; do
 		continue
 	fi
 	result pass "help_without_driver_$t"
+	# -h lists itself; each line is an option's (one line each) or the description's.
+	if ! grep -q '^  -h, --help ' "$tmp/help"; then
+		result fail "help_lists_help_$t" "no '  -h, --help' line"
+	elif grep -qvE '^(usage: |  -|[A-Z])' "$tmp/help"; then
+		result fail "help_lists_help_$t" "a line of no option: $(grep -m 1 -vE '^(usage: |  -|[A-Z])' "$tmp/help")"
+	else
+		result pass "help_lists_help_$t"
+	fi
 	{ help_options "$tmp/help"; echo -h; echo --help; } | sort -u >"$tmp/from_help"
 	{ man_options "$man_dir/gdrcopy_$t.1"; echo -h; echo --help; } | sort -u >"$tmp/from_man"
 	if [ ! -s "$tmp/from_man" ]; then
