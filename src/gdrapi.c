@@ -359,6 +359,7 @@ GDR_PUBLIC int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int 
 	struct gdr_memh *mh;
 	gdr_mapping_type_t type = GDR_MAPPING_TYPE_NONE;
 	void *p = NULL;
+	size_t span;
 	int ret;
 
 	if (!va || !size)
@@ -380,11 +381,12 @@ GDR_PUBLIC int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int 
 		ret = EINVAL;
 		goto out_unlock;
 	}
-	ret = g->ops.map(g, mh, map_span(mh, size), flags, &p, &type);
+	span = map_span(mh, size);
+	ret = g->ops.map(g, mh, span, flags, &p, &type);
 	if (ret)
 		goto out_unlock;
 	mh->map_va = p;
-	mh->map_size = map_span(mh, size);
+	mh->map_size = span;
 	mh->map_asked = size;
 	if (!mapping_type_known(type)) {
 		ret = refuse_mapping(g, mh, type);
