@@ -42,20 +42,34 @@ class GdrState:
                 return
             if self.guard.inherited:
                 raise inherited_error("gdr_close")
-            ret = self.close_locked()
-            if ret:
-                raise self.lib.error(ret, "gdr_close")
+            failure, pins = self.close_locked()
+        # As Pin.close: the memory's owners go after the unpin, outside the lock.
+        for pin in pins:
+            pin.found.release()
+        if failure is not None:
+            raise failure
 
     def close_locked(self):
-        """gdr_close, with the lock held: 0 or its errno. Also the Gdr's finalizer."""
+        """gdr_close, with the lock held: (its exception or None, the pins it ended). The
+        caller lets the pins' memory go (found.release()), which must wait for gdr_close: an
+        owner let go could free memory that is still pinned."""
         if self.handle is None:
-            return 0
+            return None, []
         # gdr_close unmaps and unpins what is left; the Python objects only learn of it.
-        for pin in list(self.pins):
+        pins = list(self.pins)
+        for pin in pins:
             pin.forget()
         handle, self.handle = self.handle, None
         self.lib.forget_errors()
-        return self.lib.gdr_close(handle)
+        ret = self.lib.gdr_close(handle)
+        return (self.lib.error(ret, "gdr_close") if ret else None), pins
+
+    def release_locked(self):
+        """The Gdr's finalizer: close_locked, then the memory's owners let go (under the lock:
+        a finalizer has no later moment that is safe)."""
+        _, pins = self.close_locked()
+        for pin in pins:
+            pin.found.release()
 
 
 class Gdr(Closing):
@@ -69,7 +83,7 @@ class Gdr(Closing):
         if not handle:
             raise lib.error(errno.ENODEV, "gdr_open")
         self._state = GdrState(lib, handle)
-        release_locked_when_gone(self, self._state.guard, self._state.close_locked)
+        release_locked_when_gone(self, self._state.guard, self._state.release_locked)
 
     def close(self):
         """Unmap and unpin everything still held, and close the library (gdr_close)."""

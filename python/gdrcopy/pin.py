@@ -127,12 +127,12 @@ class PinState:
             self.found.release()
 
     def forget(self):
-        """The library released this pin (gdr_close): only the Python side is left to end."""
+        """gdr_close is about to release this pin: only the Python side is left to end. The
+        memory's owner is let go by the caller, once gdr_close has unpinned it."""
         if self.mapping is not None:
             self.mapping.close()
             self.mapping = None
         self.closed = True
-        self.found.release()
 
     @property
     def readonly(self):

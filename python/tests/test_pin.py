@@ -140,6 +140,38 @@ def test_gdr_close_ends_its_pins_and_mappings(buf):
     m.close()
 
 
+
+class Owner:
+    """An owner of device memory, as a tensor is: the pin keeps it, and it may free the memory
+    once it is let go."""
+
+    def __init__(self, buf):
+        self.__cuda_array_interface__ = buf.__cuda_array_interface__
+
+
+@pytest.mark.parametrize("mapped", [False, True])
+def test_gdr_close_lets_owners_go_only_after_unpinning(buf, monkeypatch, mapped):
+    # gdr_close unpins what is left: an owner let go before it could free memory that is still
+    # pinned (and mapped), which Pin.close never allows.
+    g = gdrcopy.open()
+    owner = Owner(buf)
+    alive = weakref.ref(owner)
+    p = g.pin(owner)
+    m = p.map() if mapped else None
+    del owner
+    lib = g._state.lib
+    seen = []
+    real_close = lib.gdr_close
+
+    def close(handle):
+        seen.append(alive() is not None)
+        return real_close(handle)
+
+    monkeypatch.setattr(lib, "gdr_close", close)
+    g.close()
+    assert seen == [True]
+    assert alive() is None and p.closed and (m is None or m.closed)
+
 def test_a_mapping_that_goes_is_unmapped(gdr, buf):
     with gdr.pin(buf) as p:
         m = p.map()
