@@ -9,14 +9,17 @@ size is nbytes rounded up to the granularity (2 MiB on current GPUs).
 """
 
 import ctypes
+import operator
 
 from . import _cuda, _dlpack
 from ._lifetime import Guard, release_when_gone
 from .errors import InvalidArgument
 
 GPU_PAGE_SIZE = 1 << 16
-# CUDA takes sizes as 64-bit C integers; ctypes would keep only the low 64 bits of more.
+# CUDA takes sizes as 64-bit C integers and devices as C ints; ctypes would keep only the low
+# bits of more, and allocate something else than was asked.
 MAX_SIZE = 1 << 64
+MAX_DEVICE = (1 << 31) - 1
 
 
 class _Allocation:
@@ -97,14 +100,17 @@ class DeviceBuffer:
     (torch.from_dlpack) use it without a copy, as uint8, and keep it alive while they do."""
 
     def __init__(self, nbytes, device=0):
-        if not isinstance(nbytes, int) or not isinstance(device, int):
-            raise TypeError("gdrcopy.alloc(nbytes, device=0) takes two ints")
+        try:  # Python's integers or NumPy's, as pin() takes them
+            nbytes, device = operator.index(nbytes), operator.index(device)
+        except TypeError:
+            raise TypeError(f"gdrcopy.alloc(nbytes, device=0) takes two integers, not "
+                            f"{type(nbytes).__name__} and {type(device).__name__}") from None
         if nbytes <= 0:
             raise InvalidArgument("gdrcopy.alloc", f"cannot allocate {nbytes} bytes")
         if nbytes >= MAX_SIZE:
             raise InvalidArgument("gdrcopy.alloc", f"cannot allocate {nbytes} bytes: more "
                                   f"than a 64-bit size holds")
-        if device < 0:
+        if not 0 <= device <= MAX_DEVICE:
             raise InvalidArgument("gdrcopy.alloc", f"no CUDA device {device}")
         self._alloc = _allocate(_cuda.cuda(), nbytes, device)
         self._nbytes = nbytes

@@ -5,6 +5,7 @@ import errno
 import gc
 import weakref
 
+import numpy as np
 import pytest
 
 import gdrcopy
@@ -58,6 +59,24 @@ def test_bad_arguments(args, kind):
     with pytest.raises(kind):
         gdrcopy.alloc(*args)
 
+
+
+def test_numpy_integers():
+    # As pin() and the copies take them: a size computed with NumPy (np.prod(shape) * 4).
+    b = gdrcopy.alloc(np.int64(4096), device=np.int32(0))
+    assert (b.nbytes, b.device) == (4096, 0)
+    assert type(b.nbytes) is int and type(b.device) is int
+
+
+@pytest.mark.parametrize("device", [1 << 31, 1 << 32, (1 << 64) + 1])
+def test_device_past_a_c_int_is_refused(cuda, device):
+    # CUDA takes the device as a C int: ctypes would keep the low bits and allocate on
+    # another device (1 << 32 on device 0) than the buffer then reports.
+    before = cuda.counters()["allocations"] if cuda.is_sim else None
+    with pytest.raises(gdrcopy.InvalidArgument, match=f"no CUDA device {device}"):
+        gdrcopy.alloc(4096, device=device)
+    if cuda.is_sim:
+        assert cuda.counters()["allocations"] == before
 
 def test_no_such_device():
     with pytest.raises(gdrcopy.GdrError) as e:
