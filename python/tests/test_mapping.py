@@ -90,6 +90,18 @@ def test_bad_buffers(mapped):
         mapped.read(-1)
 
 
+
+def test_a_strided_buffer_is_refused_saying_what_to_pass(mapped):
+    # A column or a strided slice is the common case: the refusal names the way out, which
+    # differs by direction (a contiguous copy reaches the GPU; one read into is lost).
+    with pytest.raises(gdrcopy.InvalidArgument) as e:
+        mapped.write(np.zeros((4, 4))[:, 0])
+    assert "numpy.ascontiguousarray" in e.value.hint and e.value.hint in str(e.value)
+    out = np.zeros((4, 4))
+    with pytest.raises(gdrcopy.InvalidArgument) as e:
+        mapped.read(out[:, 0])
+    assert "contiguous buffer" in e.value.hint and "ascontiguousarray" not in e.value.hint
+
 def test_unmapped_mapping_refuses(gdr, buf):
     with gdr.pin(buf) as p:
         m = p.map()
