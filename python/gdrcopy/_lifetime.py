@@ -126,7 +126,19 @@ def release_locked_when_gone(obj, guard, release):
                      functools.partial(_release_unless_inherited, guard, release)).atexit = False
 
 
-class Closing:
+class NotCopied:
+    """An object that stands for something this process holds (CUDA memory, a gdr_t, a pin, a
+    CPU mapping): copy, deepcopy and pickle refuse it. A copy would share what it stands for
+    without owning it (a DeviceBuffer's copy would point at memory freed when the original
+    goes), and another process could not use it."""
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"gdrcopy.{type(self).__name__} cannot be copied or pickled: it stands "
+                        f"for what this process holds; pass the object itself, or make one in "
+                        f"each process (gdrcopy.open(), gdrcopy.alloc())")
+
+
+class Closing(NotCopied):
     """A context manager whose exit calls close()."""
 
     def __enter__(self):

@@ -12,7 +12,7 @@ import ctypes
 import operator
 
 from . import _cuda, _dlpack
-from ._lifetime import Guard, release_when_gone
+from ._lifetime import Guard, NotCopied, release_when_gone
 from .errors import InvalidArgument
 
 GPU_PAGE_SIZE = 1 << 16
@@ -94,7 +94,7 @@ def _allocate(cu, nbytes, device):
     return a
 
 
-class DeviceBuffer:
+class DeviceBuffer(NotCopied):
     """nbytes of device memory from gdrcopy.alloc, freed when the last reference goes.
     torch.as_tensor(buf, device="cuda"), cupy.asarray(buf) and DLPack consumers
     (torch.from_dlpack) use it without a copy, as uint8, and keep it alive while they do."""
