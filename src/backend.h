@@ -141,9 +141,10 @@ bool gdr_backend_range_holds(uint64_t base, uint64_t len, uint64_t addr);
 size_t gdr_backend_map_length(const struct gdr *g, size_t size);
 /*
  * Keep a CPU mapping of GPU memory out of fork children, as gdrdrv's VM_DONTCOPY does: a child
- * touching it faults instead of reaching memory it never pinned. Logs and goes on if it cannot.
+ * touching it faults instead of reaching memory it never pinned: every host page that
+ * [va, va + len) touches. Logs and goes on if it cannot.
  */
-void gdr_backend_keep_from_fork(void *va, size_t len);
+void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len);
 /*
  * Before or after a pin that needs a file descriptor: whether one more can be opened, since
  * drivers report running out of them as a generic error. 0, or EMFILE or ENFILE after logging

@@ -90,9 +90,16 @@ size_t gdr_backend_map_length(const struct gdr *g, size_t size)
 	return align_up(size, g->host_page_size);
 }
 
-void gdr_backend_keep_from_fork(void *va, size_t len)
+void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len)
 {
-	if (madvise(va, len, MADV_DONTFORK))
+	/*
+	 * A Vulkan driver's pointer need only be minMemoryMapAlignment-aligned (64 bytes): the
+	 * pages it lies in are the driver's mapping all the same, and madvise takes whole pages.
+	 */
+	uint64_t start = align_down((uintptr_t)va, g->host_page_size);
+	uint64_t end = align_up((uintptr_t)va + len, g->host_page_size);
+
+	if (madvise((void *)(uintptr_t)start, end - start, MADV_DONTFORK))
 		gdr_warn("madvise(MADV_DONTFORK) of the mapping at %p failed (%s): fork children "
 			 "will inherit it", va, strerror(errno));
 }

@@ -342,7 +342,7 @@ static int dmabuf_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 			mh->addr, strerror(err));
 		return err;
 	}
-	gdr_backend_keep_from_fork(p, len);
+	gdr_backend_keep_from_fork(g, p, len);
 	*va = p;
 	*type = pin->type;
 	return 0;

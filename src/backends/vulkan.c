@@ -422,6 +422,7 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 	struct vk_pin *pin = mh->backend_priv;
 	struct vk_gpu *gpu = &s->gpus[pin->ordinal];
 	VkDeviceSize len = gdr_backend_map_length(g, size);
+	void *p = NULL;
 	VkResult r;
 
 	if (flags != GDR_MAP_FLAG_DEFAULT && flags != GDR_MAP_FLAG_REQ_WC_MAPPING) {
@@ -431,13 +432,14 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 	}
 	if (len > pin->alloc_size - pin->offset)
 		len = pin->alloc_size - pin->offset;
-	r = gpu->vkMapMemory(gpu->device, pin->memory, pin->offset, len, 0, va);
+	r = gpu->vkMapMemory(gpu->device, pin->memory, pin->offset, len, 0, &p);
 	if (r != VK_SUCCESS) {
 		gdr_err("vulkan: vkMapMemory(%llu bytes at %llu) failed (%s)",
 			(unsigned long long)len, (unsigned long long)pin->offset, vk_result_name(r));
 		return r == VK_ERROR_MEMORY_MAP_FAILED ? ENOMEM : vk_errno(r);
 	}
-	gdr_backend_keep_from_fork(*va, len);
+	gdr_backend_keep_from_fork(g, p, len);
+	*va = p;
 	*type = GDR_MAPPING_TYPE_WC;
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -359,6 +360,57 @@ static int child_pin_copy(void)
 	return gdr_close(g) ? 1 : 0;
 }
 
+/* Whether no page of [va, va + len) is mapped in a fork child (msync: ENOMEM where none is). */
+static bool kept_from_fork(const void *va, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t first = (uintptr_t)va & ~(page - 1);
+	pid_t pid = test_fork();
+
+	if (pid == 0) {
+		for (uintptr_t p = first; p < (uintptr_t)va + len; p += page)
+			if (msync((void *)p, page, MS_ASYNC) == 0 || errno != ENOMEM)
+				_exit(1);
+		_exit(0);
+	}
+	return pid > 0 && test_wait(pid) == 0;
+}
+
+/*
+ * Map 64 KiB wherever the driver puts it (GDRCOPY_TEST_VK_HOSTILE=map_unaligned: not on a page,
+ * as the spec allows): the map works without a warning, and a fork child inherits none of the
+ * pages the mapping lies in.
+ */
+static int child_map_kept_from_fork(void)
+{
+	const char *log;
+	CUdeviceptr ptr;
+	gdr_mh_t mh;
+	void *va;
+	gdr_t g;
+	int ret;
+
+	g = alloc_and_open(&ptr, false);
+	if (!g || gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh)) {
+		printf("open or pin failed\n");
+		return 1;
+	}
+	test_capture_begin();
+	ret = gdr_map(g, mh, &va, 65536);
+	log = test_capture_end();
+	if (ret || strstr(log, "WARN")) {
+		printf("map = %d, log: %s\n", ret, log);
+		return 1;
+	}
+	if (!kept_from_fork(va, 65536)) {
+		printf("a fork child has pages of the mapping at %p\n", va);
+		return 1;
+	}
+	if (gdr_unmap(g, mh, va, 65536) || gdr_unpin_buffer(g, mh))
+		return 1;
+	return gdr_close(g) ? 1 : 0;
+}
+
 static const struct {
 	const char *name;
 	int (*run)(void);
@@ -372,6 +424,7 @@ static const struct {
 	{ "threads_open", child_threads_open },
 	{ "fork_own_state", child_fork_own_state },
 	{ "import_refused", child_import_refused },
+	{ "map_kept_from_fork", child_map_kept_from_fork },
 };
 
 /* ---- The parent: one case per environment ---- */
@@ -685,6 +738,12 @@ static int case_hostile_vulkan_device_count(void)
 			      "open_fails", "no Vulkan device matches CUDA device 0");
 }
 
+/* A pointer on no page boundary is the driver's right; the mapping stays out of fork children. */
+static int case_hostile_vulkan_map_unaligned(void)
+{
+	return hostile_vulkan("map_unaligned", NULL, "map_kept_from_fork", NULL);
+}
+
 static const struct test_case cases[] = {
 	{ "bad_address_range", case_bad_address_range },
 	{ "hostile_vulkan_heap_index", case_hostile_vulkan_heap_index },
@@ -692,6 +751,7 @@ static const struct test_case cases[] = {
 	{ "hostile_vulkan_no_destroy", case_hostile_vulkan_no_destroy },
 	{ "hostile_vulkan_extension_count", case_hostile_vulkan_extension_count },
 	{ "hostile_vulkan_device_count", case_hostile_vulkan_device_count },
+	{ "hostile_vulkan_map_unaligned", case_hostile_vulkan_map_unaligned },
 	{ "no_libcuda", case_no_libcuda },
 	{ "default_picks_vulkan", case_default_picks_vulkan },
 	{ "old_driver", case_old_driver },

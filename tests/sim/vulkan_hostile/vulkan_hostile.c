@@ -9,6 +9,8 @@
  *   no_destroy       no vkDestroyInstance (a NULL entry point after vkCreateInstance succeeded)
  *   extension_count  vkEnumerateDeviceExtensionProperties reports 64 more than it wrote
  *   device_count     vkEnumeratePhysicalDevices reports 64 more than it wrote
+ *   map_unaligned    vkMapMemory's pointer is 64 bytes past the one the driver gave (the spec
+ *                    only promises minMemoryMapAlignment, which may be 64: not a page)
  *
  * The simulated CUDA driver loads Vulkan too (for lavapipe-backed memory) and gets the real
  * answers: the hostile ones go to callers in libgdrapi, told by their return address.
@@ -28,6 +30,8 @@ static PFN_vkGetInstanceProcAddr real_gipa;
 static PFN_vkGetPhysicalDeviceMemoryProperties real_memory_properties;
 static PFN_vkEnumerateDeviceExtensionProperties real_device_extensions;
 static PFN_vkEnumeratePhysicalDevices real_physical_devices;
+static PFN_vkGetDeviceProcAddr real_device_proc_addr;
+static PFN_vkMapMemory real_map_memory;
 
 static bool hostile(const char *mode)
 {
@@ -92,6 +96,29 @@ static VkResult VKAPI_CALL physical_devices(VkInstance instance, uint32_t *n,
 	return r;
 }
 
+/*
+ * map_unaligned moves the pointer, not the mapping: the data is 64 bytes off, but lavapipe maps
+ * the whole import, so every byte the library may touch is still mapped.
+ */
+static VkResult VKAPI_CALL map_memory(VkDevice device, VkDeviceMemory memory, VkDeviceSize offset,
+				      VkDeviceSize size, VkMemoryMapFlags flags, void **data)
+{
+	VkResult r = real_map_memory(device, memory, offset, size, flags, data);
+
+	if (r == VK_SUCCESS && hostile("map_unaligned"))
+		*data = (char *)*data + 64;
+	return r;
+}
+
+static PFN_vkVoidFunction VKAPI_CALL device_proc_addr(VkDevice device, const char *name)
+{
+	if (!strcmp(name, "vkMapMemory")) {
+		real_map_memory = (PFN_vkMapMemory)real_device_proc_addr(device, name);
+		return real_map_memory ? (PFN_vkVoidFunction)map_memory : NULL;
+	}
+	return real_device_proc_addr(device, name);
+}
+
 /* Swap in a hostile wrapper for the entry point name, where the mode asks for one. */
 static PFN_vkVoidFunction hostile_entry(VkInstance instance, const char *name)
 {
@@ -113,6 +140,10 @@ static PFN_vkVoidFunction hostile_entry(VkInstance instance, const char *name)
 	if (!strcmp(name, "vkEnumeratePhysicalDevices") && hostile("device_count")) {
 		real_physical_devices = (PFN_vkEnumeratePhysicalDevices)gipa(instance, name);
 		return real_physical_devices ? (PFN_vkVoidFunction)physical_devices : NULL;
+	}
+	if (!strcmp(name, "vkGetDeviceProcAddr") && hostile("map_unaligned")) {
+		real_device_proc_addr = (PFN_vkGetDeviceProcAddr)gipa(instance, name);
+		return real_device_proc_addr ? (PFN_vkVoidFunction)device_proc_addr : NULL;
 	}
 	return gipa(instance, name);
 }
