@@ -438,6 +438,14 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 			(unsigned long long)len, (unsigned long long)pin->offset, vk_result_name(r));
 		return r == VK_ERROR_MEMORY_MAP_FAILED ? ENOMEM : vk_errno(r);
 	}
+	if (!p) {
+		gpu->vkUnmapMemory(gpu->device, pin->memory);
+		gdr_err("vulkan: vkMapMemory(%llu bytes at %llu) returned VK_SUCCESS but no pointer: "
+			"the Vulkan driver is not answering sanely; update the NVIDIA driver, or use "
+			"another backend (GDRCOPY_BACKEND=gdrdrv)",
+			(unsigned long long)len, (unsigned long long)pin->offset);
+		return EIO;
+	}
 	gdr_backend_keep_from_fork(g, p, len);
 	*va = p;
 	*type = GDR_MAPPING_TYPE_WC;

@@ -411,6 +411,35 @@ static int child_map_kept_from_fork(void)
 	return gdr_close(g) ? 1 : 0;
 }
 
+/*
+ * vkMapMemory succeeds with no pointer (GDRCOPY_TEST_VK_HOSTILE=map_null): gdr_map refuses with
+ * EIO and leaves nothing mapped, so a second try is refused the same way, not with EAGAIN.
+ */
+static int child_map_null(void)
+{
+	void *va = (void *)0x1;
+	CUdeviceptr ptr;
+	gdr_mh_t mh;
+	gdr_t g;
+	int ret;
+
+	g = alloc_and_open(&ptr, false);
+	if (!g || gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh)) {
+		printf("open or pin failed\n");
+		return 1;
+	}
+	for (int i = 0; i < 2; i++) {
+		ret = gdr_map(g, mh, &va, 65536);
+		if (ret != EIO || va != (void *)0x1) {
+			printf("map %d = %d, va %p; want EIO and va untouched\n", i, ret, va);
+			return 1;
+		}
+	}
+	if (gdr_unpin_buffer(g, mh))
+		return 1;
+	return gdr_close(g) ? 1 : 0;
+}
+
 static const struct {
 	const char *name;
 	int (*run)(void);
@@ -425,6 +454,7 @@ static const struct {
 	{ "fork_own_state", child_fork_own_state },
 	{ "import_refused", child_import_refused },
 	{ "map_kept_from_fork", child_map_kept_from_fork },
+	{ "map_null", child_map_null },
 };
 
 /* ---- The parent: one case per environment ---- */
@@ -744,6 +774,11 @@ static int case_hostile_vulkan_map_unaligned(void)
 	return hostile_vulkan("map_unaligned", NULL, "map_kept_from_fork", NULL);
 }
 
+static int case_hostile_vulkan_map_null(void)
+{
+	return hostile_vulkan("map_null", NULL, "map_null", "returned VK_SUCCESS but no pointer");
+}
+
 static const struct test_case cases[] = {
 	{ "bad_address_range", case_bad_address_range },
 	{ "hostile_vulkan_heap_index", case_hostile_vulkan_heap_index },
@@ -752,6 +787,7 @@ static const struct test_case cases[] = {
 	{ "hostile_vulkan_extension_count", case_hostile_vulkan_extension_count },
 	{ "hostile_vulkan_device_count", case_hostile_vulkan_device_count },
 	{ "hostile_vulkan_map_unaligned", case_hostile_vulkan_map_unaligned },
+	{ "hostile_vulkan_map_null", case_hostile_vulkan_map_null },
 	{ "no_libcuda", case_no_libcuda },
 	{ "default_picks_vulkan", case_default_picks_vulkan },
 	{ "old_driver", case_old_driver },

@@ -11,6 +11,7 @@
  *   device_count     vkEnumeratePhysicalDevices reports 64 more than it wrote
  *   map_unaligned    vkMapMemory's pointer is 64 bytes past the one the driver gave (the spec
  *                    only promises minMemoryMapAlignment, which may be 64: not a page)
+ *   map_null         vkMapMemory succeeds with a NULL pointer (the mapping is made)
  *
  * The simulated CUDA driver loads Vulkan too (for lavapipe-backed memory) and gets the real
  * answers: the hostile ones go to callers in libgdrapi, told by their return address.
@@ -107,6 +108,8 @@ static VkResult VKAPI_CALL map_memory(VkDevice device, VkDeviceMemory memory, Vk
 
 	if (r == VK_SUCCESS && hostile("map_unaligned"))
 		*data = (char *)*data + 64;
+	if (r == VK_SUCCESS && hostile("map_null"))
+		*data = NULL;
 	return r;
 }
 
@@ -141,7 +144,8 @@ static PFN_vkVoidFunction hostile_entry(VkInstance instance, const char *name)
 		real_physical_devices = (PFN_vkEnumeratePhysicalDevices)gipa(instance, name);
 		return real_physical_devices ? (PFN_vkVoidFunction)physical_devices : NULL;
 	}
-	if (!strcmp(name, "vkGetDeviceProcAddr") && hostile("map_unaligned")) {
+	if (!strcmp(name, "vkGetDeviceProcAddr") &&
+	    (hostile("map_unaligned") || hostile("map_null"))) {
 		real_device_proc_addr = (PFN_vkGetDeviceProcAddr)gipa(instance, name);
 		return real_device_proc_addr ? (PFN_vkVoidFunction)device_proc_addr : NULL;
 	}
