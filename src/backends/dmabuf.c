@@ -266,6 +266,14 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		}
 		goto err_free;
 	}
+	if (fd < 0) {
+		gdr_err("gdr_pin_buffer: cuMemGetHandleForAddressRange(0x%llx, %llu) for 0x%lx/%zu "
+			"succeeded but gave no file descriptor (%d): the CUDA driver is not answering "
+			"sanely; reinstall or update the NVIDIA driver", (unsigned long long)mh->va,
+			(unsigned long long)mh->mapped_size, req->addr, req->size, fd);
+		ret = EIO;
+		goto err_free;
+	}
 	pin->fd = fd;
 	mh->backend_priv = pin;
 	st->pins++;

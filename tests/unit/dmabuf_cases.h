@@ -58,6 +58,7 @@ int dmabuf_case_mmap_refused(void);
 int dmabuf_case_einval(void);
 int dmabuf_case_enotsup(void);
 int dmabuf_case_emfile(void);
+int dmabuf_case_no_fd(void);
 int dmabuf_case_no_context(void);
 /* dmabuf_cases_lifetime.c */
 int dmabuf_case_close_releases(void);

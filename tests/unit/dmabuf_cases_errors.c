@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The dmabuf backend's refusals: EINVAL, ENOTSUP, EMFILE, and a thread without a context. */
+/*
+ * The dmabuf backend's refusals: EINVAL, ENOTSUP, EMFILE, an export without a descriptor, and a
+ * thread without a context.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -104,6 +107,23 @@ int dmabuf_case_emfile(void)
 	for (int i = 0; i < n; i++)
 		EXPECT_ERR(gdr_unpin_buffer(t.g, mh[i]), 0);
 	free(mh);
+	t.cu->cuMemFree(buf);
+	return TEST_PASS;
+}
+
+/* A driver whose export succeeds with no descriptor: the pin is refused, saying why. */
+int dmabuf_case_no_fd(void)
+{
+	CUdeviceptr buf = dev_alloc(GPU_PAGE);
+	gdr_mh_t mh = { 0x77 };
+	const char *log;
+
+	CHECK(buf);
+	test_capture_begin();
+	EXPECT_ERR(gdr_pin_buffer_v2(t.g, buf, GPU_PAGE, 0, &mh), EIO);
+	log = test_capture_end();
+	EXPECT(strstr(log, "gave no file descriptor") != NULL);
+	EXPECT(mh.h == 0x77);
 	t.cu->cuMemFree(buf);
 	return TEST_PASS;
 }

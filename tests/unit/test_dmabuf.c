@@ -4,9 +4,9 @@
  * copy and unpin at many sizes and offsets with the data checked through the device pointer and
  * cuMemcpyDtoH; unaligned pins mapped from info.va; the mapping-type table on a coherent and a
  * non-coherent device; the EINVAL, ENOTSUP and EMFILE paths; descriptor accounting after every
- * case and over 10k cycles; the mmap refusal of an R580-like driver; attributes, the driver
- * version and the v1 gdr_get_info. Each group of cases runs in a child with its own simulated
- * device (the simulator reads its environment once per process).
+ * case and over 10k cycles; the mmap refusal of an R580-like driver; an export without a
+ * descriptor; attributes, the driver version and the v1 gdr_get_info. Each group of cases runs in
+ * a child with its own simulated device (the simulator reads its environment once per process).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -85,6 +85,11 @@ static const struct test_case noncoherent_extra[] = {
 	{ NULL, NULL },
 };
 
+static const struct test_case nofd_cases[] = {
+	{ "no_fd", dmabuf_case_no_fd },
+	{ NULL, NULL },
+};
+
 static const struct test_case nommap_cases[] = {
 	{ "mmap_refused", dmabuf_case_mmap_refused },
 	{ "attributes", dmabuf_case_attributes },
@@ -121,14 +126,16 @@ struct group {
 	const char *name;
 	const char *attrs;		/* GDRCOPY_SIM_CUDA_ATTR */
 	const char *nommap;		/* GDRCOPY_SIM_CUDA_DMABUF_NOMMAP */
+	const char *nofd;		/* GDRCOPY_SIM_CUDA_DMABUF_NOFD */
 	bool coherent;
 	const struct test_case *cases[3];
 };
 
 static const struct group groups[] = {
-	{ "noncoherent", "124=1", NULL, false, { common_cases, noncoherent_extra } },
-	{ "coherent", "124=1,100=1", NULL, true, { common_cases } },
-	{ "nommap", "124=1", "1", false, { nommap_cases } },
+	{ "noncoherent", "124=1", NULL, NULL, false, { common_cases, noncoherent_extra } },
+	{ "coherent", "124=1,100=1", NULL, NULL, true, { common_cases } },
+	{ "nommap", "124=1", "1", NULL, false, { nommap_cases } },
+	{ "nofd", "124=1", NULL, "1", false, { nofd_cases } },
 };
 
 /* Runs in the group's child: one result line per case, under the group's name. */
@@ -178,6 +185,7 @@ int main(void)
 			"GDRCOPY_SIM_CUDA_BACKING", "memfd",
 			"GDRCOPY_SIM_CUDA_ATTR", groups[i].attrs,
 			"GDRCOPY_SIM_CUDA_DMABUF_NOMMAP", groups[i].nommap,
+			"GDRCOPY_SIM_CUDA_DMABUF_NOFD", groups[i].nofd,
 			NULL,
 		};
 		const struct test_child child = { .env = env };

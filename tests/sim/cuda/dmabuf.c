@@ -24,7 +24,8 @@
  * PAGE_TABLES; GDRCOPY_SIM_CUDA_ATTR sets both).
  *
  * GDRCOPY_SIM_CUDA_DMABUF_NOMMAP=1 exports an eventfd instead, whose mmap fails (ENODEV), to
- * stand for R580, which exports but refuses the mmap (errno 524).
+ * stand for R580, which exports but refuses the mmap (errno 524). GDRCOPY_SIM_CUDA_DMABUF_NOFD=1
+ * answers a valid export with CUDA_SUCCESS and descriptor -1, as a broken driver would.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -218,6 +219,11 @@ CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, s
 			goto out_unlock;
 		}
 		same = e;
+	}
+	if (env_set("GDRCOPY_SIM_CUDA_DMABUF_NOFD")) {
+		*(int *)handle = -1;
+		res = CUDA_SUCCESS;
+		goto out_unlock;
 	}
 	if (env_set("GDRCOPY_SIM_CUDA_DMABUF_NOMMAP"))
 		res = export_unmappable(&fd);
