@@ -2,6 +2,7 @@
 #include <pthread.h>
 
 #include "fork.h"
+#include "fork_fds.h"
 
 _Atomic unsigned long gdr_fork_epoch_now;
 
@@ -11,6 +12,7 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static void fork_child(void)
 {
 	atomic_fetch_add_explicit(&gdr_fork_epoch_now, 1, memory_order_relaxed);
+	gdr_fork_fds_close_in_child();
 }
 
 static void fork_register(void)

@@ -485,7 +485,7 @@ static void leakage_pin_pages_fork_cumemalloc(void)
 	struct sanity_ctx c;
 	struct gpu_buf b;
 	long before, after;
-	int go[2], fd;
+	int go[2], fd, shared;
 	gdr_mh_t mh;
 	pid_t pid;
 
@@ -496,17 +496,25 @@ static void leakage_pin_pages_fork_cumemalloc(void)
 	ctx_init(&c);
 	before = read_refcount();
 	SANITY_RET(pipe(go) ? errno : 0, 0);
+	/*
+	 * This library closes its own descriptor in fork children, where GDRCopy's leaves it: the
+	 * child shares the file through a copy made behind the library's back, as GDRCopy's
+	 * child did through the library's (or one passed over a UNIX socket would).
+	 */
+	fd = find_gdrdrv_fd();
+	if (fd < 0)
+		sanity_fail("the library holds no /dev/gdrdrv fd under the gdrdrv backend");
+	shared = dup(fd);
+	SANITY_RET(shared < 0 ? errno : 0, 0);
 	pid = sanity_fork();
 	if (pid == 0) {
 		msg_recv(go[0]);
 		gdr_close(c.g);
 		_exit(0);
 	}
+	close(shared);
 	buf_alloc(&c, &b, SANITY_SIZE, MEM_CUMEMALLOC);
 	SANITY_RET(gdr_pin_buffer(c.g, b.ptr, b.size, 0, 0, &mh), 0);
-	fd = find_gdrdrv_fd();
-	if (fd < 0)
-		sanity_fail("the library holds no /dev/gdrdrv fd under the gdrdrv backend");
 	close(fd);
 	msg_send(go[1], 'c');
 	wait_child_ok(pid, "gdr_close in the fork child");

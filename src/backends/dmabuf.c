@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cuda_driver.h"
+#include "fork_fds.h"
 #include "gdr.h"
 #include "log.h"
 
@@ -34,6 +35,7 @@ struct dmabuf_state {
 
 struct dmabuf_pin {
 	int fd;				/* the dma-buf of [mh->va, mh->va + mh->mapped_size) */
+	struct gdr_fork_fd *fork_fd;	/* closes fd in fork children */
 	gdr_mapping_type_t type;	/* fixed by the export */
 };
 
@@ -275,6 +277,7 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		goto err_free;
 	}
 	pin->fd = fd;
+	pin->fork_fd = gdr_fork_fd_hold(fd);
 	mh->backend_priv = pin;
 	st->pins++;
 	gdr_dbg("dmabuf: pinned 0x%lx/%zu as [0x%llx, 0x%llx), fd %d, %s", req->addr, req->size,
@@ -294,6 +297,7 @@ static int dmabuf_unpin(struct gdr *g, struct gdr_memh *mh)
 
 	/* Linux frees the descriptor even when close reports an error: nothing to retry. */
 	close(pin->fd);
+	gdr_fork_fd_drop(pin->fork_fd);
 	free(pin);
 	mh->backend_priv = NULL;
 	st->pins--;

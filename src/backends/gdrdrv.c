@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "fork_fds.h"
 #include "gdr.h"
 #include "gdrdrv.h"
 #include "log.h"
@@ -24,6 +25,7 @@
 
 struct gdrdrv_state {
 	int fd;
+	struct gdr_fork_fd *fork_fd;	/* closes fd in fork children */
 	uint32_t version;	/* the driver's, from GET_VERSION */
 	unsigned int page_shift;
 	char path[256];
@@ -122,6 +124,7 @@ static int gdrdrv_open(struct gdr *g, struct gdr_why *why)
 		goto err_close;
 	}
 	st->version = ver.gdrdrv_version;
+	st->fork_fd = gdr_fork_fd_hold(st->fd);
 	g->backend_priv = st;
 	gdr_info("gdrdrv %u.%u at %s", st->version >> MAJOR_VERSION_SHIFT,
 		 st->version & MINOR_VERSION_MASK, path);
@@ -140,6 +143,7 @@ static void gdrdrv_close(struct gdr *g)
 
 	if (close(st->fd))
 		gdr_warn("closing %s failed: %s", st->path, strerror(errno));
+	gdr_fork_fd_drop(st->fork_fd);
 	free(st);
 	g->backend_priv = NULL;
 }

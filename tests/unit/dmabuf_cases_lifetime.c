@@ -67,12 +67,17 @@ int dmabuf_case_cycles(void)
 /* In the fork child: a gdr_t of its own pins, maps and copies. */
 static int child_own_gdr(void)
 {
-	CUdeviceptr buf = dev_alloc(GPU_PAGE);
-	gdr_t own = gdr_open();
+	long held = sim_open_exports();
+	CUdeviceptr buf;
+	gdr_t own;
 	gdr_info_t info;
 	uint8_t *map;
 	gdr_mh_t mh;
 
+	/* Inherited, the parent's dma-bufs would keep its memory exported as long as we live. */
+	CHECK(held == 0, "the child holds %ld of the parent's dma-buf descriptors", held);
+	buf = dev_alloc(GPU_PAGE);
+	own = gdr_open();
 	CHECK(buf, "the child's cuMemAlloc failed");
 	CHECK(own, "the child's gdr_open failed");
 	t.g = own;

@@ -39,7 +39,7 @@ static int case_leakage_pin_pages_fork(void)
 {
 	struct nvp2p_sim_counts before, held, after;
 	struct nvp2p_sim_alloc a;
-	int go[2], i, fd;
+	int go[2], i, fd, shared;
 	gdr_mh_t mh;
 	pid_t pid;
 	char c;
@@ -49,6 +49,15 @@ static int case_leakage_pin_pages_fork(void)
 	CHECK_OK(vm_alloc(4 * GPU_PAGE, 0, &a));
 	CHECK_OK(counts(&before));
 	CHECK(pipe(go) == 0, "pipe");
+	/*
+	 * The library closes its own descriptor in fork children (case leakage_fork_child_lives):
+	 * a copy of it made behind the library's back is what the child inherits here, as one
+	 * passed over a UNIX socket would be.
+	 */
+	fd = vm_find_gdrdrv_fd();
+	CHECK(fd >= 0, "the library's /dev/gdrdrv fd is not in /proc/self/fd");
+	shared = dup(fd);
+	CHECK(shared >= 0, "dup: %s", strerror(errno));
 	pid = test_fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
@@ -58,6 +67,7 @@ static int case_leakage_pin_pages_fork(void)
 		gdr_close(g);
 		_exit(0);
 	}
+	close(shared);
 	for (i = 0; i < 4; i++)
 		CHECK_OK(gdr_pin_buffer(g, a.va + i * GPU_PAGE, GPU_PAGE, 0, 0, &mh));
 	CHECK_OK(counts(&held));
@@ -66,8 +76,6 @@ static int case_leakage_pin_pages_fork(void)
 	CHECK(gdrdrv_refcount() == 4, "nv_get_pages_refcount says %lld with 4 pins",
 	      gdrdrv_refcount());
 	/* The parent lets go of its fd behind the library's back. */
-	fd = vm_find_gdrdrv_fd();
-	CHECK(fd >= 0, "the library's /dev/gdrdrv fd is not in /proc/self/fd");
 	close(fd);
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == held.pins, "closing one of two references unpinned");
@@ -197,6 +205,91 @@ static int case_leakage_fork_child_exits(void)
 	CHECK_OK(gdr_close(g));
 	CHECK_OK(counts(&after));
 	CHECK(after.pins == before.pins - 1, "gdr_close left pins: %s", vm_counts_str(&after));
+	return TEST_PASS;
+}
+
+/*
+ * The owner of pins dies (kill -9, GDRCopy #313's case) while a child it forked lives on: the
+ * pins go with the owner. The library closes its gdrdrv file in fork children; before, the
+ * child's copy kept the file, and so every pin and the GPU memory under it, for the child's
+ * whole life (a worker pool forked after the pins), as GDRCopy's library still does.
+ */
+static int owner_with_worker(int up, int go)
+{
+	struct nvp2p_sim_alloc a;
+	gdr_mh_t mh = { 0 };
+	void *map;
+	gdr_t g;
+	char c;
+	int i;
+
+	vm_sim_close();
+	g = vm_gdr_open();
+	if (!g || vm_sim_fd() < 0)
+		return 1;
+	for (i = 0; i < 2; i++) {
+		if (vm_alloc(GPU_PAGE, 0, &a) || gdr_pin_buffer(g, a.va, GPU_PAGE, 0, 0, &mh))
+			return 2;
+	}
+	if (gdr_map(g, mh, &map, GPU_PAGE))
+		return 3;
+	if (test_fork() == 0) {
+		/* The worker: says whether it has the library's descriptor, then waits for EOF. */
+		c = vm_find_gdrdrv_fd() >= 0 ? 'i' : 'k';
+		if (write(up, &c, 1) != 1)
+			_exit(1);
+		while (read(go, &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	if (write(up, "r", 1) != 1)
+		return 4;
+	for (;;)
+		pause();
+}
+
+static int case_leakage_fork_child_lives(void)
+{
+	struct nvp2p_sim_counts before, after;
+	int up[2], go[2], tries;
+	char said[2];
+	pid_t owner;
+
+	CHECK_OK(counts(&before));
+	CHECK(pipe(up) == 0 && pipe(go) == 0, "pipe");
+	owner = test_fork();
+	CHECK(owner >= 0, "fork");
+	if (owner == 0) {
+		close(up[0]);
+		close(go[1]);
+		_exit(owner_with_worker(up[1], go[0]));
+	}
+	close(up[1]);
+	close(go[0]);
+	/* One byte from each, in either order: the worker's verdict and the owner's "ready". */
+	CHECK(read(up[0], &said[0], 1) == 1 && read(up[0], &said[1], 1) == 1,
+	      "the owner or its worker failed (owner: %d)", test_wait(owner));
+	CHECK(memchr(said, 'r', 2) && (memchr(said, 'i', 2) || memchr(said, 'k', 2)),
+	      "unexpected bytes from the owner and worker: %.2s", said);
+	kill(owner, SIGKILL);
+	CHECK(test_wait(owner) == 128 + SIGKILL, "the owner did not die of SIGKILL");
+	CHECK_OK(counts(&after));
+	CHECK(after.pins == before.pins, "with the worker alive after its owner died: %s, %llu "
+	      "pins before: the worker holds the owner's gdrdrv file", vm_counts_str(&after),
+	      (unsigned long long)before.pins);
+	CHECK(!memchr(said, 'i', 2), "the worker inherited the library's /dev/gdrdrv descriptor");
+	/* Let the worker go; its copy of the simulated GPU's file goes with it. */
+	close(go[1]);
+	CHECK(read(up[0], said, 1) == 0, "the worker wrote more");
+	for (tries = 0; tries < 500; tries++) {
+		CHECK_OK(counts(&after));
+		if (after.allocations == before.allocations)
+			break;
+		usleep(10000);
+	}
+	CHECK(after.allocations == before.allocations, "the worker's exit left %s",
+	      vm_counts_str(&after));
+	close(up[0]);
 	return TEST_PASS;
 }
 
@@ -333,6 +426,7 @@ const struct vm_case vm_cases[] = {
 	{ "leakage_kill9_gpu_first", case_leakage_kill9_gpu_first, "pn" },
 	{ "leakage_kill9_gdrdrv_first", case_leakage_kill9_gdrdrv_first, "pn" },
 	{ "leakage_fork_child_exits", case_leakage_fork_child_exits, "pn" },
+	{ "leakage_fork_child_lives", case_leakage_fork_child_lives, "pn" },
 	{ "leakage_release_at_munmap", case_leakage_release_at_munmap, "pn" },
 	{ "leakage_close_with_pins", case_leakage_close_with_pins, "pn" },
 	{ "leakage_put_pages_refused", case_leakage_put_pages_refused, "n" },
