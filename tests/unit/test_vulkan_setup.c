@@ -376,6 +376,19 @@ static bool kept_from_fork(const void *va, size_t len)
 	return pid > 0 && test_wait(pid) == 0;
 }
 
+/* A gdr_t with 64 KiB of fresh memory pinned as *mh; NULL, saying so, when that fails. */
+static gdr_t open_and_pin(gdr_mh_t *mh)
+{
+	CUdeviceptr ptr;
+	gdr_t g = alloc_and_open(&ptr, false);
+
+	if (!g || gdr_pin_buffer_v2(g, ptr, 65536, 0, mh)) {
+		printf("open or pin failed\n");
+		return NULL;
+	}
+	return g;
+}
+
 /*
  * Map 64 KiB wherever the driver puts it (GDRCOPY_TEST_VK_HOSTILE=map_unaligned: not on a page,
  * as the spec allows): the map works without a warning, and a fork child inherits none of the
@@ -384,17 +397,13 @@ static bool kept_from_fork(const void *va, size_t len)
 static int child_map_kept_from_fork(void)
 {
 	const char *log;
-	CUdeviceptr ptr;
 	gdr_mh_t mh;
 	void *va;
-	gdr_t g;
 	int ret;
+	gdr_t g = open_and_pin(&mh);
 
-	g = alloc_and_open(&ptr, false);
-	if (!g || gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh)) {
-		printf("open or pin failed\n");
+	if (!g)
 		return 1;
-	}
 	test_capture_begin();
 	ret = gdr_map(g, mh, &va, 65536);
 	log = test_capture_end();
@@ -418,16 +427,12 @@ static int child_map_kept_from_fork(void)
 static int child_map_null(void)
 {
 	void *va = (void *)0x1;
-	CUdeviceptr ptr;
 	gdr_mh_t mh;
-	gdr_t g;
 	int ret;
+	gdr_t g = open_and_pin(&mh);
 
-	g = alloc_and_open(&ptr, false);
-	if (!g || gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh)) {
-		printf("open or pin failed\n");
+	if (!g)
 		return 1;
-	}
 	for (int i = 0; i < 2; i++) {
 		ret = gdr_map(g, mh, &va, 65536);
 		if (ret != EIO || va != (void *)0x1) {
