@@ -36,6 +36,10 @@ static struct gdr_fork_fd *claim_slot(void)
 	head = atomic_load_explicit(&fork_fd_blocks, memory_order_acquire);
 	for (b = head; b; b = b->next) {
 		for (i = 0; i < SLOTS_PER_BLOCK; i++) {
+			/* A plain look first: a process with many pins passes many taken slots. */
+			if (atomic_load_explicit(&b->slots[i].state, memory_order_relaxed) !=
+			    SLOT_FREE)
+				continue;
 			expected = SLOT_FREE;
 			if (atomic_compare_exchange_strong_explicit(&b->slots[i].state, &expected,
 								    SLOT_CLAIMED,
