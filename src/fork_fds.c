@@ -25,7 +25,10 @@ struct fork_fd_block {
 	struct fork_fd_block *next;	/* set before the block is published, then fixed */
 };
 
-/* Blocks are added at the head and never freed: at most as many as descriptors held at once. */
+/*
+ * Blocks are added at the head and never freed: as many as the most descriptors held at once
+ * need, plus one for each thread that raced another to add one.
+ */
 static struct fork_fd_block *_Atomic fork_fd_blocks;
 
 static struct gdr_fork_fd *claim_slot(void)
@@ -65,13 +68,13 @@ struct gdr_fork_fd *gdr_fork_fd_hold(int fd)
 	struct stat st;
 
 	if (fstat(fd, &st)) {
-		gdr_dbg("fstat of descriptor %d failed (%s): fork children will inherit it", fd,
-			strerror(errno));
+		gdr_warn("fstat of descriptor %d failed (%s): fork children will inherit it", fd,
+			 strerror(errno));
 		return NULL;
 	}
 	slot = claim_slot();
 	if (!slot) {
-		gdr_dbg("out of memory: fork children will inherit descriptor %d", fd);
+		gdr_warn("out of memory: fork children will inherit descriptor %d", fd);
 		return NULL;
 	}
 	slot->dev = st.st_dev;

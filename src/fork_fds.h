@@ -9,9 +9,16 @@
  *
  * The handler runs where a lock another thread held at fork stays held, so the registry takes
  * none: slots that are claimed, filled and emptied with atomics, in blocks that are only ever
- * added. A descriptor's number may name another file in the child, if it was closed and
- * reused while fork() copied the process; each slot keeps its file's device and inode, and
- * the child closes only a descriptor that still names that file.
+ * added. fork() copies the descriptor table before the memory, so a slot the child sees held
+ * names a descriptor that was still the library's when the table was copied, provided the
+ * library drops a slot before it closes the descriptor (the reverse order would let the child
+ * close a number another thread had reused meanwhile). Each slot also keeps its file's device
+ * and inode, and the child closes only a descriptor that still names that file.
+ *
+ * Only fork() runs the handler: programs started with posix_spawn, vfork or system() lose the
+ * descriptors to close-on-exec, which the library sets on all of them. A fork while another
+ * thread is between opening a descriptor and registering it, or between dropping and closing
+ * one, hands that one descriptor to the child as before.
  */
 #ifndef GDR_FORK_FDS_H
 #define GDR_FORK_FDS_H
@@ -24,7 +31,7 @@ struct gdr_fork_fd;
  */
 struct gdr_fork_fd *gdr_fork_fd_hold(int fd);
 
-/* After close(fd): fd is no longer the library's. NULL does nothing. */
+/* Before close(fd), never after (above): fd is about to stop being the library's. NULL: nothing. */
 void gdr_fork_fd_drop(struct gdr_fork_fd *slot);
 
 /* In a fork child, from the fork handler (fork.c): close every registered descriptor. */

@@ -11,6 +11,7 @@
  * gdrdrv's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,10 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		ret = EIO;
 		goto err_free;
 	}
+	/* NVIDIA's driver makes it close-on-exec; a program spawned from here must not get it. */
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC))
+		gdr_warn("gdr_pin_buffer: FD_CLOEXEC on dma-buf %d failed (%s): programs started "
+			 "from this process will inherit it", fd, strerror(errno));
 	pin->fd = fd;
 	pin->fork_fd = gdr_fork_fd_hold(fd);
 	mh->backend_priv = pin;
@@ -296,8 +301,8 @@ static int dmabuf_unpin(struct gdr *g, struct gdr_memh *mh)
 	struct dmabuf_pin *pin = mh->backend_priv;
 
 	/* Linux frees the descriptor even when close reports an error: nothing to retry. */
-	close(pin->fd);
 	gdr_fork_fd_drop(pin->fork_fd);
+	close(pin->fd);
 	free(pin);
 	mh->backend_priv = NULL;
 	st->pins--;

@@ -101,6 +101,7 @@ static int gdrdrv_open(struct gdr *g, struct gdr_why *why)
 			    ret == EACCES ? " (see the module's dev_mode parameter)" : "");
 		goto err_free;
 	}
+	st->fork_fd = gdr_fork_fd_hold(st->fd);
 	ret = gdrdrv_ioctl(st, GDRDRV_IOC_GET_VERSION, &ver);
 	if (ret) {
 		gdr_why_set(why, "GET_VERSION on %s failed: %s (not gdrdrv, or a gdrdrv older "
@@ -124,13 +125,13 @@ static int gdrdrv_open(struct gdr *g, struct gdr_why *why)
 		goto err_close;
 	}
 	st->version = ver.gdrdrv_version;
-	st->fork_fd = gdr_fork_fd_hold(st->fd);
 	g->backend_priv = st;
 	gdr_info("gdrdrv %u.%u at %s", st->version >> MAJOR_VERSION_SHIFT,
 		 st->version & MINOR_VERSION_MASK, path);
 	return 0;
 
 err_close:
+	gdr_fork_fd_drop(st->fork_fd);
 	close(st->fd);
 err_free:
 	free(st);
@@ -141,9 +142,9 @@ static void gdrdrv_close(struct gdr *g)
 {
 	struct gdrdrv_state *st = state_of(g);
 
+	gdr_fork_fd_drop(st->fork_fd);
 	if (close(st->fd))
 		gdr_warn("closing %s failed: %s", st->path, strerror(errno));
-	gdr_fork_fd_drop(st->fork_fd);
 	free(st);
 	g->backend_priv = NULL;
 }

@@ -5,9 +5,13 @@
  * all of them; a descriptor dropped from the registry stays open in children; a number whose
  * file changed behind the registry (closed and reused while fork() copied the process) is left
  * alone. More descriptors than one block of slots holds, so that blocks are added and searched.
+ * Then threads register and drop descriptors while the main thread forks: every registration
+ * gets a slot of its own, and no child loses a descriptor the library never held.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "fork.h"
@@ -15,6 +19,10 @@
 #include "harness.h"
 
 #define HELD 150	/* more than the 64 slots of a block */
+#define THREADS 4
+#define ROUNDS 400	/* per thread: open, register, drop, close */
+#define AT_ONCE 8	/* descriptors a thread holds at once */
+#define FORKS 40
 
 struct fds {
 	int held[HELD];		/* registered: gone in the child */
@@ -66,6 +74,72 @@ static int child_keeps(void *arg)
 	return TEST_PASS;
 }
 
+static atomic_bool stop;
+static atomic_int shared_slots;	/* registrations that got a slot another held */
+
+/* Register and drop descriptors in rounds, AT_ONCE at a time; a slot must never be shared. */
+static void *churn(void *arg)
+{
+	static struct gdr_fork_fd *_Atomic owner_of[THREADS * AT_ONCE];
+	long id = (long)arg;
+	struct gdr_fork_fd *slot[AT_ONCE];
+	int fd[AT_ONCE], r, i, j;
+
+	for (r = 0; r < ROUNDS && !atomic_load(&stop); r++) {
+		for (i = 0; i < AT_ONCE; i++) {
+			fd[i] = new_file();
+			slot[i] = fd[i] >= 0 ? gdr_fork_fd_hold(fd[i]) : NULL;
+			atomic_store(&owner_of[id * AT_ONCE + i], slot[i]);
+		}
+		for (i = 0; i < AT_ONCE; i++)
+			for (j = 0; j < THREADS * AT_ONCE; j++)
+				if (!slot[i] || (j != id * AT_ONCE + i &&
+						 atomic_load(&owner_of[j]) == slot[i]))
+					atomic_fetch_add(&shared_slots, 1);
+		for (i = 0; i < AT_ONCE; i++) {
+			atomic_store(&owner_of[id * AT_ONCE + i], NULL);
+			gdr_fork_fd_drop(slot[i]);
+			if (fd[i] >= 0)
+				close(fd[i]);
+		}
+	}
+	return NULL;
+}
+
+/* In a child forked amid the churn: the descriptors opened before it are all there. */
+static int child_keeps_plain(void *arg)
+{
+	const int *plain = arg;
+
+	for (int i = 0; i < 4; i++)
+		CHECK(is_open(plain[i]), "descriptor %d, never registered, was closed in a child "
+		      "forked while other threads registered and dropped descriptors", plain[i]);
+	return TEST_PASS;
+}
+
+static void fork_amid_churn(void)
+{
+	const struct test_child child = { .timeout_s = 30 };
+	pthread_t t[THREADS];
+	int plain[4], i, started = 0;
+
+	for (i = 0; i < 4; i++)
+		plain[i] = new_file();
+	for (i = 0; i < THREADS; i++)
+		started += !pthread_create(&t[i], NULL, churn, (void *)(long)i);
+	EXPECT(started == THREADS, "pthread_create failed");
+	for (i = 0; i < FORKS; i++)
+		EXPECT(test_child_run(&child, child_keeps_plain, plain) == TEST_PASS, "%s",
+		       test_reason());
+	atomic_store(&stop, true);
+	for (i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	EXPECT(!atomic_load(&shared_slots), "%d registrations got no slot or one already held",
+	       atomic_load(&shared_slots));
+	for (i = 0; i < 4; i++)
+		close(plain[i]);
+}
+
 int main(void)
 {
 	const struct test_child child = { .timeout_s = 30 };
@@ -107,5 +181,6 @@ int main(void)
 	EXPECT(test_child_run(&child, child_keeps, &f) == TEST_PASS, "%s", test_reason());
 	for (i = 0; i < HELD; i++)
 		close(f.held[i]);
+	fork_amid_churn();
 	return test_status();
 }

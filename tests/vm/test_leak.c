@@ -233,7 +233,10 @@ static int owner_with_worker(int up, int go)
 	}
 	if (gdr_map(g, mh, &map, GPU_PAGE))
 		return 3;
-	if (test_fork() == 0) {
+	switch (test_fork()) {
+	case -1:
+		return 5;
+	case 0:
 		/* The worker: says whether it has the library's descriptor, then waits for EOF. */
 		c = vm_find_gdrdrv_fd() >= 0 ? 'i' : 'k';
 		if (write(up, &c, 1) != 1)
@@ -241,6 +244,8 @@ static int owner_with_worker(int up, int go)
 		while (read(go, &c, 1) > 0)
 			;
 		_exit(0);
+	default:
+		break;
 	}
 	if (write(up, "r", 1) != 1)
 		return 4;
