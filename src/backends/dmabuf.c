@@ -300,8 +300,8 @@ static int dmabuf_unpin(struct gdr *g, struct gdr_memh *mh)
 	struct dmabuf_state *st = g->backend_priv;
 	struct dmabuf_pin *pin = mh->backend_priv;
 
+	gdr_fork_fd_drop(pin->fork_fd);	/* before the close: fork_fds.h */
 	/* Linux frees the descriptor even when close reports an error: nothing to retry. */
-	gdr_fork_fd_drop(pin->fork_fd);
 	close(pin->fd);
 	free(pin);
 	mh->backend_priv = NULL;
