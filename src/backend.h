@@ -146,6 +146,12 @@ size_t gdr_backend_map_length(const struct gdr *g, size_t size);
  */
 void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len);
 /*
+ * Keep a descriptor a driver exported to the library out of programs this process starts
+ * (another thread's fork + exec, posix_spawn, system()), whatever flags the driver gave it.
+ * Logs and goes on if it cannot.
+ */
+void gdr_backend_keep_from_exec(int fd);
+/*
  * Before or after a pin that needs a file descriptor: whether one more can be opened, since
  * drivers report running out of them as a generic error. 0, or EMFILE or ENFILE after logging
  * which limit to raise; held says what this gdr_t holds ("this gdr_t holds 3 pins, one

@@ -104,6 +104,13 @@ void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len)
 			 "will inherit it", va, strerror(errno));
 }
 
+void gdr_backend_keep_from_exec(int fd)
+{
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC))
+		gdr_warn("FD_CLOEXEC on exported descriptor %d failed (%s): programs started from "
+			 "this process will inherit it", fd, strerror(errno));
+}
+
 int gdr_backend_check_fds(const char *held)
 {
 	int fd = open("/", O_PATH | O_CLOEXEC);

@@ -11,7 +11,6 @@
  * gdrdrv's.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,10 +276,8 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		ret = EIO;
 		goto err_free;
 	}
-	/* NVIDIA's driver makes it close-on-exec; a program spawned from here must not get it. */
-	if (fcntl(fd, F_SETFD, FD_CLOEXEC))
-		gdr_warn("gdr_pin_buffer: FD_CLOEXEC on dma-buf %d failed (%s): programs started "
-			 "from this process will inherit it", fd, strerror(errno));
+	/* NVIDIA's driver makes it close-on-exec already; the library does not count on that. */
+	gdr_backend_keep_from_exec(fd);
 	pin->fd = fd;
 	pin->fork_fd = gdr_fork_fd_hold(fd);
 	mh->backend_priv = pin;

@@ -308,8 +308,8 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 			"the NVIDIA driver", req->addr, *fd);
 		goto err_release;
 	}
-	/* Out of exec'd children (another thread's fork + exec) even before the import. */
-	fcntl(*fd, F_SETFD, FD_CLOEXEC);
+	/* Even before the import, which takes the descriptor over. */
+	gdr_backend_keep_from_exec(*fd);
 	pin->alloc_size = range_size;
 	return 0;
 
