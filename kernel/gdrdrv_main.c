@@ -75,6 +75,7 @@ static int gdrdrv_release(struct inode *inode, struct file *filp)
 	struct gdrdrv_file *fp = filp->private_data;
 
 	gdrdrv_unpin_all(fp);
+	gdrdrv_retry_refused_puts(false);
 	xa_destroy(&fp->mrs);
 	mutex_destroy(&fp->lock);
 	kfree(fp);
@@ -208,7 +209,11 @@ static void __exit gdrdrv_exit(void)
 {
 	misc_deregister(&gdrdrv_misc);
 	remove_proc_subtree("driver/gdrdrv", NULL);
-	/* Open files hold the module and release unpins everything: a count left is a bug. */
+	gdrdrv_retry_refused_puts(true);
+	/*
+	 * Open files hold the module, release unpins everything, and the tables NVIDIA refused
+	 * to release are off the count now: a count left is a bug.
+	 */
 	WARN(gdrdrv_pinned_tables(), "gdrdrv: %lld page tables still pinned at unload\n",
 	     gdrdrv_pinned_tables());
 }

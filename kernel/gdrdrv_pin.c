@@ -8,6 +8,7 @@
 
 #include <linux/atomic.h>
 #include <linux/io.h>
+#include <linux/list.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
@@ -274,16 +275,118 @@ static int gdrdrv_get_pages(struct gdrdrv_mr *mr, struct nvidia_p2p_page_table *
 				    gdrdrv_free_callback, mr);
 }
 
+static int gdrdrv_put_pages_persistent(u64 va, struct nvidia_p2p_page_table *pt)
+{
+#if defined(NVIDIA_P2P_CAP_GET_PAGES_PERSISTENT_API)
+	return nvidia_p2p_put_pages_persistent(va, pt, 0);
+#else
+	return nvidia_p2p_put_pages(0, 0, va, pt);
+#endif
+}
+
 static int gdrdrv_put_pages(struct gdrdrv_mr *mr, struct nvidia_p2p_page_table *pt)
 {
-	if (mr->persistent) {
-#if defined(NVIDIA_P2P_CAP_GET_PAGES_PERSISTENT_API)
-		return nvidia_p2p_put_pages_persistent(mr->va, pt, 0);
-#else
-		return nvidia_p2p_put_pages(0, 0, mr->va, pt);
-#endif
-	}
+	if (mr->persistent)
+		return gdrdrv_put_pages_persistent(mr->va, pt);
 	return nvidia_p2p_put_pages(mr->p2p_token, mr->va_space, mr->va, pt);
+}
+
+/*
+ * Persistent tables NVIDIA refused to take back. A persistent pin has no free callback: when
+ * put_pages_persistent fails, NVIDIA keeps the table, and its pages pinned, until someone asks
+ * again, and only gdrdrv can. So gdrdrv keeps them here and asks again at each file's release
+ * and at unload (gdrdrv_retry_refused_puts). Their MRs are gone; the list holds what a put needs.
+ */
+struct gdrdrv_refused_put {
+	struct list_head node;
+	u64 va;
+	struct nvidia_p2p_page_table *pt;
+};
+
+static LIST_HEAD(gdrdrv_refused_puts);
+static DEFINE_MUTEX(gdrdrv_refused_lock);	/* protects gdrdrv_refused_puts; never held across a put */
+/* Refused tables that cannot be asked again (see below): forgotten at unload. */
+static atomic64_t gdrdrv_refused_lost = ATOMIC64_INIT(0);
+
+/*
+ * Before R535 a persistent pin was get_pages with no callback, and put_pages finds such a pin
+ * by the calling process: asked again from another process, it would report success and
+ * release nothing. Only R535's persistent API can be asked again from anywhere.
+ */
+#if defined(NVIDIA_P2P_CAP_GET_PAGES_PERSISTENT_API)
+#define GDRDRV_REFUSED_PUT_RETRIES true
+#else
+#define GDRDRV_REFUSED_PUT_RETRIES false
+#endif
+
+static void gdrdrv_keep_refused_put(u64 va, struct nvidia_p2p_page_table *pt, int err)
+{
+	struct gdrdrv_refused_put *r = NULL;
+
+	if (GDRDRV_REFUSED_PUT_RETRIES)
+		r = kmalloc(sizeof(*r), GFP_KERNEL);
+	if (!r) {
+		atomic64_inc(&gdrdrv_refused_lost);
+		pr_err("va 0x%llx: put_pages_persistent failed (%d); the pages stay pinned until NVIDIA's driver unloads\n",
+		       va, err);
+		return;
+	}
+	r->va = va;
+	r->pt = pt;
+	mutex_lock(&gdrdrv_refused_lock);
+	list_add_tail(&r->node, &gdrdrv_refused_puts);
+	mutex_unlock(&gdrdrv_refused_lock);
+	pr_err("va 0x%llx: put_pages_persistent failed (%d); the pages stay pinned, and gdrdrv asks again when a /dev/gdrdrv file is closed and at unload\n",
+	       va, err);
+}
+
+/*
+ * Ask NVIDIA again for every refused table. No lock is held across the puts: the list is taken
+ * whole, and what is still refused goes back. At unload, what is still refused is reported and
+ * forgotten: the pages stay pinned in NVIDIA's driver, and gdrdrv's count, which would otherwise
+ * warn of a leak of gdrdrv's own, no longer holds them.
+ */
+void gdrdrv_retry_refused_puts(bool unloading)
+{
+	struct gdrdrv_refused_put *r, *tmp;
+	LIST_HEAD(todo);
+	s64 left = 0;
+	int ret;
+
+	mutex_lock(&gdrdrv_refused_lock);
+	list_splice_init(&gdrdrv_refused_puts, &todo);
+	mutex_unlock(&gdrdrv_refused_lock);
+
+	list_for_each_entry_safe(r, tmp, &todo, node) {
+		ret = gdrdrv_put_pages_persistent(r->va, r->pt);
+		if (ret) {
+			gdrdrv_dbg("va 0x%llx: put_pages_persistent refused again (%d)\n", r->va, ret);
+			left++;
+			continue;
+		}
+		pr_info("va 0x%llx: put_pages_persistent succeeded on a retry; the pages are released\n",
+			r->va);
+		atomic64_dec(&gdrdrv_tables);
+		list_del(&r->node);
+		kfree(r);
+	}
+
+	if (!unloading) {
+		mutex_lock(&gdrdrv_refused_lock);
+		list_splice_tail(&todo, &gdrdrv_refused_puts);
+		mutex_unlock(&gdrdrv_refused_lock);
+		return;
+	}
+	list_for_each_entry_safe(r, tmp, &todo, node) {
+		list_del(&r->node);
+		kfree(r);
+	}
+	left += atomic64_xchg(&gdrdrv_refused_lost, 0);
+	if (left) {
+		pr_warn("%lld persistent page tables NVIDIA refused to release stay pinned until NVIDIA's driver unloads\n",
+			left);
+		atomic64_sub(left, &gdrdrv_tables);
+	}
 }
 
 /* Whether the CPU may map the pages cached: the provider says so, or they are RAM. */
@@ -389,8 +492,7 @@ static void gdrdrv_mr_release_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page
 	if (mr->persistent) {
 		ret = gdrdrv_put_pages(mr, pt);
 		if (ret)
-			pr_err("va 0x%llx: put_pages_persistent failed (%d); the pages stay pinned\n",
-			       mr->va, ret);
+			gdrdrv_keep_refused_put(mr->va, pt, ret);
 		else
 			atomic64_dec(&gdrdrv_tables);
 		return;

@@ -9,6 +9,7 @@
  *     gdrdrv_file.lock  or  gdrdrv_mr.sem, never both: a lookup takes a reference on the MR under
  *                       file.lock and drops file.lock before it takes mr.sem
  *       mapping->i_mmap_rwsem (inside unmap_mapping_range, under mr.sem)
+ * gdrdrv_refused_lock (gdrdrv_pin.c) is taken with no other lock held, and nothing is taken under it.
  * Neither gdrdrv lock is held across a call into nvidia_p2p: the free callback takes mr.sem with
  * NVIDIA's locks held, and get_pages/put_pages take those locks (put_pages also waits for a
  * callback in flight).
@@ -173,6 +174,7 @@ s64 gdrdrv_pinned_tables(void);
 int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *handle);
 int gdrdrv_unpin(struct gdrdrv_file *fp, u64 handle);
 void gdrdrv_unpin_all(struct gdrdrv_file *fp);
+void gdrdrv_retry_refused_puts(bool unloading);
 struct gdrdrv_mr *gdrdrv_mr_get(struct gdrdrv_file *fp, u64 handle);
 void gdrdrv_mr_put(struct gdrdrv_mr *mr);
 int gdrdrv_mr_query(struct gdrdrv_file *fp, u64 handle, struct gdrdrv_mr_state *state);

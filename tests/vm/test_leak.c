@@ -426,6 +426,71 @@ static int case_leakage_put_pages_refused(void)
 	return TEST_PASS;
 }
 
+/*
+ * NVIDIA refuses to release a persistent pin (put_pages_persistent fails). A persistent pin has
+ * no free callback: NVIDIA keeps the pages pinned until it is asked again, and only gdrdrv can
+ * ask. gdrdrv asks again whenever a /dev/gdrdrv file is closed. It forgot the table, which
+ * stayed pinned until NVIDIA's driver unloaded, and its count then warned at rmmod.
+ */
+static int case_leakage_put_pages_persistent_refused(void)
+{
+	struct nvp2p_sim_counts c;
+	struct nvp2p_sim_alloc a;
+	char needle[80];
+	long refcnt;
+	uint64_t h;
+	void *map;
+	int fd, other, err;
+
+	refcnt = module_refcnt();
+	CHECK(refcnt >= 0, "cannot read /sys/module/gdrdrv/refcnt");
+	fd = vm_gdrdrv_open();
+	CHECK(fd >= 0, "open");
+	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
+	CHECK_OK(vm_raw_pin(fd, a.va, 2 * GPU_PAGE, 0, &h));
+	map = vm_raw_map(fd, h, 2 * GPU_PAGE, &err);
+	CHECK(map, "mmap: %s", strerror(err));
+
+	/* Refused at the unpin, and again at the first retry. */
+	CHECK_OK(vm_inject_put(2, EIO));
+	CHECK_OK(vm_raw_unpin(fd, h));
+	CHECK(vm_try_write32(map, 1) != 0, "the mapping survived its unpin");
+	CHECK(munmap(map, 2 * GPU_PAGE) == 0, "munmap");
+	CHECK_OK(vm_counts(&c));
+	CHECK(c.pins == 1, "%llu pins after a refused put_pages_persistent, not 1",
+	      (unsigned long long)c.pins);
+	CHECK(gdrdrv_refcount() == 1, "gdrdrv counts %lld tables held, not 1", gdrdrv_refcount());
+	snprintf(needle, sizeof(needle), "va 0x%llx: put_pages_persistent failed",
+		 (unsigned long long)a.va);
+	CHECK(vm_kmsg_contains(needle) == 1, "no kernel log line \"%s\"", needle);
+	/* No callback can come: gdrdrv holds no module reference for the table. */
+	CHECK(module_refcnt() == refcnt + 1, "module refcnt %ld with one file open, %ld before",
+	      module_refcnt(), refcnt);
+
+	/* Another file's close asks again: refused. */
+	other = vm_gdrdrv_open();
+	CHECK(other >= 0, "open");
+	CHECK(close(other) == 0, "close");
+	CHECK_OK(vm_counts(&c));
+	CHECK(c.pins == 1, "%llu pins after a refused retry, not 1", (unsigned long long)c.pins);
+	CHECK(gdrdrv_refcount() == 1, "gdrdrv counts %lld tables after a refused retry",
+	      gdrdrv_refcount());
+
+	/* The owner's close asks again, and NVIDIA releases the pages. */
+	CHECK(close(fd) == 0, "close");
+	CHECK_OK(vm_counts(&c));
+	CHECK(c.pins == 0, "%llu pins after the retry NVIDIA accepted", (unsigned long long)c.pins);
+	CHECK(gdrdrv_refcount() == 0, "gdrdrv counts %lld tables after the accepted retry",
+	      gdrdrv_refcount());
+	snprintf(needle, sizeof(needle), "va 0x%llx: put_pages_persistent succeeded on a retry",
+		 (unsigned long long)a.va);
+	CHECK(vm_kmsg_contains(needle) == 1, "no kernel log line \"%s\"", needle);
+	CHECK(module_refcnt() == refcnt, "module refcnt %ld with the files closed, %ld before",
+	      module_refcnt(), refcnt);
+	CHECK_OK(vm_free(a.va));
+	return TEST_PASS;
+}
+
 const struct vm_case vm_cases[] = {
 	{ "leakage_pin_pages_fork", case_leakage_pin_pages_fork, "pn" },
 	{ "leakage_kill9_gpu_first", case_leakage_kill9_gpu_first, "pn" },
@@ -435,5 +500,6 @@ const struct vm_case vm_cases[] = {
 	{ "leakage_release_at_munmap", case_leakage_release_at_munmap, "pn" },
 	{ "leakage_close_with_pins", case_leakage_close_with_pins, "pn" },
 	{ "leakage_put_pages_refused", case_leakage_put_pages_refused, "n" },
+	{ "leakage_put_pages_persistent_refused", case_leakage_put_pages_persistent_refused, "p" },
 	{ NULL, NULL, NULL },
 };
