@@ -2,10 +2,8 @@
 """Which device memory a pin covers: (device_ptr, size), or an object that describes its memory
 through __cuda_array_interface__ (CuPy, PyTorch, Numba, gdrcopy.alloc) or DLPack."""
 
-import numbers
-import operator
-
 from . import _dlpack
+from ._integers import as_int, is_integral
 from .errors import InvalidArgument
 
 _FUNCTION = "pin"
@@ -72,12 +70,11 @@ def _from_dlpack(obj):
 
 def device_range(obj, size=None):
     """The DeviceRange of pin(obj) or pin(device_ptr, size)."""
-    if isinstance(obj, numbers.Integral):
+    if is_integral(obj):
+        ptr = as_int(obj, "device_ptr", _FUNCTION)
         if size is None:
             raise TypeError("pin(device_ptr, size): give the size of the range at device_ptr")
-        if not isinstance(size, numbers.Integral):
-            raise TypeError(f"pin: size must be an int, not {type(size).__name__}")
-        found = DeviceRange(operator.index(obj), operator.index(size))
+        found = DeviceRange(ptr, as_int(size, "size", _FUNCTION))
     elif size is not None:
         raise TypeError("pin(obj) takes its size from obj; pass a size only with a device "
                         "pointer")

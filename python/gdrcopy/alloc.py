@@ -9,9 +9,9 @@ size is nbytes rounded up to the granularity (2 MiB on current GPUs).
 """
 
 import ctypes
-import operator
 
 from . import _cuda, _dlpack
+from ._integers import as_int
 from ._lifetime import Guard, NotCopied, release_when_gone
 from .errors import InvalidArgument
 
@@ -100,11 +100,9 @@ class DeviceBuffer(NotCopied):
     (torch.from_dlpack) use it without a copy, as uint8, and keep it alive while they do."""
 
     def __init__(self, nbytes, device=0):
-        try:  # Python's integers or NumPy's, as pin() takes them
-            nbytes, device = operator.index(nbytes), operator.index(device)
-        except TypeError:
-            raise TypeError(f"gdrcopy.alloc(nbytes, device=0) takes two integers, not "
-                            f"{type(nbytes).__name__} and {type(device).__name__}") from None
+        # Python's integers or NumPy's, as pin() takes them.
+        nbytes = as_int(nbytes, "nbytes", "gdrcopy.alloc")
+        device = as_int(device, "device", "gdrcopy.alloc")
         if nbytes <= 0:
             raise InvalidArgument("gdrcopy.alloc", f"cannot allocate {nbytes} bytes")
         if nbytes >= MAX_SIZE:

@@ -9,9 +9,8 @@ loads (0.7-1.0 GB/s on the test H200's host, docs/performance.md).
 
 import enum
 import errno
-import numbers
-import operator
 
+from ._integers import as_int, is_integral
 from ._lifetime import Closing, Guard, inherited_error, release_locked_when_gone
 from ._host import destination, source
 from .errors import GdrError, InvalidArgument, error
@@ -23,16 +22,6 @@ class MappingType(enum.IntEnum):
     WC = 1
     CACHING = 2
     DEVICE = 3
-
-
-def _index(value, name, function):
-    """value as an int (Python's, NumPy's, anything with __index__), else a TypeError that
-    names the argument."""
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{function}: {name} must be an integer, not "
-                        f"{type(value).__name__}") from None
 
 
 class MappingState:
@@ -145,7 +134,7 @@ class Mapping(Closing):
         else:
             src, n = source(buffer, "Mapping.write")
         if type(offset) is not int:
-            offset = _index(offset, "offset", "Mapping.write")
+            offset = as_int(offset, "offset", "Mapping.write")
         if offset < 0 or n > s.size - offset:
             raise s.range_error("Mapping.write", offset, n)
         s.copy(s.lib.gdr_copy_to_mapping, "gdr_copy_to_mapping", s.base + offset, src, n,
@@ -157,9 +146,11 @@ class Mapping(Closing):
         bytearray, or len(out) bytes into a writable bytes-like object out. Returns it."""
         s = self._state
         if type(offset) is not int:
-            offset = _index(offset, "offset", "Mapping.read")
-        if type(n_or_out) is int or isinstance(n_or_out, numbers.Integral):
-            n = operator.index(n_or_out)
+            offset = as_int(offset, "offset", "Mapping.read")
+        if type(n_or_out) is int or is_integral(n_or_out):
+            n = n_or_out
+            if type(n) is not int:
+                n = as_int(n, "n_or_out", "Mapping.read")
             if n < 0:
                 raise InvalidArgument("Mapping.read", f"cannot read {n} bytes")
             if offset < 0 or n > s.size - offset:  # before allocating n bytes

@@ -115,3 +115,10 @@ def gdr():
 @pytest.fixture
 def buf():
     return gdrcopy.alloc(64 * 1024)
+
+
+@pytest.fixture
+def mapped(gdr, buf):
+    """buf pinned and mapped: the Mapping."""
+    with gdr.pin(buf) as p, p.map() as m:
+        yield m

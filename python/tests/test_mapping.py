@@ -13,12 +13,6 @@ import gdrcopy
 GUARD = b"\x5a" * 64
 
 
-@pytest.fixture
-def mapped(gdr, buf):
-    with gdr.pin(buf) as p, p.map() as m:
-        yield m
-
-
 @pytest.mark.parametrize("size", [1, 7, 8, 63, 64, 65, 4095, 4096, 4097, 65536 - 128])
 @pytest.mark.parametrize("offset", [0, 1, 63])
 def test_write_lands_exactly_there(mapped, cuda, size, offset):
