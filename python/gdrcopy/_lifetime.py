@@ -102,6 +102,30 @@ def inherited_error(function):
                            "own")
 
 
+# The objects that close, outermost first: closing one ends those inside it (a Gdr's close
+# unpins its pins, an unpin unmaps), so the closed ones around an object used always run from
+# it outward to the outermost closed one. What each is once closed, and how to get one again.
+_NESTING = ("Gdr", "Pin", "Mapping")
+_CLOSED_STATE = {"Gdr": "closed", "Pin": "unpinned", "Mapping": "unmapped"}
+_MAKE_AGAIN = {
+    "Gdr": "open a new Gdr with gdrcopy.open()",
+    "Pin": "pin the memory again with Gdr.pin(...)",
+    "Mapping": "map the Pin again with Pin.map()",
+}
+
+
+def closed_error(function, used, outermost=None):
+    """The refusal of a call on a closed object of class used ("Gdr", "Pin" or "Mapping"):
+    what is closed, up to the outermost closed object it belongs to (itself by default), and
+    the steps that give a usable one again."""
+    outermost = outermost or used
+    steps = _NESTING[_NESTING.index(outermost):_NESTING.index(used) + 1]
+    what = f"this {used} is {_CLOSED_STATE[used]}"
+    if outermost != used:
+        what += f" and its {outermost} is {_CLOSED_STATE[outermost]}"
+    return InvalidArgument(function, what, ", then ".join(_MAKE_AGAIN[s] for s in steps))
+
+
 def _release_unless_inherited(guard, release):
     if guard.inherited:
         return

@@ -6,9 +6,8 @@ import errno
 import weakref
 
 from . import _library
-from ._lifetime import Closing, Guard, inherited_error, release_locked_when_gone
+from ._lifetime import Closing, Guard, closed_error, inherited_error, release_locked_when_gone
 from ._ranges import device_range
-from .errors import InvalidArgument
 from .pin import Pin, PinState
 
 _VULKAN_PIN_HINT = ("from Python: allocate with gdrcopy.alloc(), or let PyTorch allocate with "
@@ -31,7 +30,7 @@ class GdrState:
     def live(self, function):
         """The gdr_t, or InvalidArgument when closed or inherited. Call with the lock held."""
         if self.handle is None:
-            raise InvalidArgument(function, "this Gdr is closed")
+            raise closed_error(function, "Gdr")
         if self.guard.inherited:
             raise inherited_error(function)
         return self.handle

@@ -73,7 +73,7 @@ class MappingState:
         """One copy, under the lock, of n bytes at offset."""
         with self.guard.lock:
             if self.closed:
-                raise InvalidArgument(function, "this Mapping is unmapped")
+                raise self.pin_state.closed_error(function, "Mapping")
             if self.guard.inherited:
                 # GDRCopy's library would copy through an address the child does not have.
                 raise inherited_error(function)

@@ -6,8 +6,8 @@ import errno
 from typing import NamedTuple
 
 from . import _library
-from ._lifetime import Closing, release_locked_when_gone
-from .errors import GdrError, InvalidArgument
+from ._lifetime import Closing, closed_error, release_locked_when_gone
+from .errors import GdrError
 from .mapping import Mapping, MappingState, MappingType
 
 
@@ -35,8 +35,15 @@ class PinState:
     def live(self, function):
         """The gdr_t, or InvalidArgument when this pin or its Gdr is gone. Lock held."""
         if self.closed:
-            raise InvalidArgument(function, "this Pin is unpinned")
+            raise self.closed_error(function, "Pin")
         return self.gdr_state.live(function)
+
+    def closed_error(self, function, used):
+        """The refusal of a call on this pin (used "Pin") or its mapping (used "Mapping"),
+        closed: it names the outermost of them and its Gdr that is closed."""
+        if self.gdr_state.handle is None:
+            return closed_error(function, used, "Gdr")
+        return closed_error(function, used, "Pin" if self.closed else used)
 
     def info(self):
         g = self.gdr_state

@@ -67,3 +67,51 @@ def test_pickle_round_trip(e):
     assert back.hint == e.hint
     assert back.note == "kept"
     assert str(copy.copy(e)) == str(e)
+
+
+def _close_gdr(g, p, m):
+    g.close()
+
+
+def _close_pin(g, p, m):
+    p.close()
+
+
+def _close_mapping(g, p, m):
+    m.close()
+
+
+# (what is closed, the call on a closed object, what the refusal says, the steps it gives)
+CLOSED = [
+    (_close_gdr, lambda g, p, m: g.pin(p.ptr, p.size), "this Gdr is closed",
+     "open a new Gdr with gdrcopy.open()"),
+    (_close_gdr, lambda g, p, m: g.backend, "this Gdr is closed",
+     "open a new Gdr with gdrcopy.open()"),
+    (_close_pin, lambda g, p, m: p.map(), "this Pin is unpinned",
+     "pin the memory again with Gdr.pin(...)"),
+    (_close_gdr, lambda g, p, m: p.info, "this Pin is unpinned and its Gdr is closed",
+     "open a new Gdr with gdrcopy.open(), then pin the memory again with Gdr.pin(...)"),
+    (_close_mapping, lambda g, p, m: m.write(b"x"), "this Mapping is unmapped",
+     "map the Pin again with Pin.map()"),
+    (_close_pin, lambda g, p, m: m.read(1), "this Mapping is unmapped and its Pin is unpinned",
+     "pin the memory again with Gdr.pin(...), then map the Pin again with Pin.map()"),
+    (_close_gdr, lambda g, p, m: m.read(1), "this Mapping is unmapped and its Gdr is closed",
+     "open a new Gdr with gdrcopy.open(), then pin the memory again with Gdr.pin(...), then "
+     "map the Pin again with Pin.map()"),
+]
+
+
+@pytest.mark.parametrize("close, call, what, steps", CLOSED, ids=[
+    "gdr.pin-after-gdr.close", "gdr.backend-after-gdr.close", "pin.map-after-pin.close",
+    "pin.info-after-gdr.close", "write-after-mapping.close", "read-after-pin.close",
+    "read-after-gdr.close"])
+def test_a_closed_object_says_what_is_closed_and_what_to_do(buf, close, call, what, steps):
+    g = gdrcopy.open()
+    p = g.pin(buf)
+    m = p.map()
+    close(g, p, m)
+    with pytest.raises(gdrcopy.InvalidArgument) as e:
+        call(g, p, m)
+    assert e.value.reason == what
+    assert e.value.hint == steps and f"({steps})" in str(e.value)
+    g.close()
