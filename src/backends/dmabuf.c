@@ -134,12 +134,19 @@ static int check_fds(const struct dmabuf_state *st)
 	return gdr_backend_check_fds(held);
 }
 
+/* The CUDA allocation a pin starts in, as cuMemGetAddressRange reports it. */
+struct pin_allocation {
+	CUdeviceptr base;
+	size_t size;
+	bool known;	/* false: CUDA did not say (or said nonsense); the export uses host pages */
+};
+
 /*
  * Set the range to export for the pin: whole GPU pages inside its allocation, else host pages
- * (gdr_backend_set_pin_range). Caller has a context current.
+ * (gdr_backend_set_pin_range); *alloc is the allocation. Caller has a context current.
  */
 static void set_export_range(struct gdr *g, const struct gdr_cuda *cuda, struct gdr_memh *mh,
-			     const struct gdr_pin_request *req)
+			     const struct gdr_pin_request *req, struct pin_allocation *alloc)
 {
 	CUdeviceptr base = (CUdeviceptr)req->addr;
 	size_t len = req->size;
@@ -147,7 +154,8 @@ static void set_export_range(struct gdr *g, const struct gdr_cuda *cuda, struct 
 	CUresult res;
 
 	res = cuda->cuMemGetAddressRange(&base, &len, (CUdeviceptr)req->addr);
-	if (res != CUDA_SUCCESS || !gdr_backend_range_holds(base, len, req->addr)) {
+	alloc->known = res == CUDA_SUCCESS && gdr_backend_range_holds(base, len, req->addr);
+	if (!alloc->known) {
 		gdr_dbg("dmabuf: cuMemGetAddressRange(0x%lx) %s (%s); exporting host pages",
 			req->addr, res != CUDA_SUCCESS ? "failed" : "gave a range without it",
 			res != CUDA_SUCCESS ? gdr_cuda_strerror(cuda, res, err, sizeof(err)) :
@@ -155,7 +163,39 @@ static void set_export_range(struct gdr *g, const struct gdr_cuda *cuda, struct 
 		base = (CUdeviceptr)req->addr;
 		len = req->size;
 	}
+	alloc->base = base;
+	alloc->size = len;
 	gdr_backend_set_pin_range(g, mh, req->addr, req->size, base, len);
+}
+
+/*
+ * Log the CUDA driver's refusal (res) of the pin's export. The pin's end is left for the driver
+ * to judge (gdr_backend_set_pin_range), which refuses one past the allocation with a bare
+ * "invalid argument": that case names the allocation and the size that fits.
+ */
+static void log_export_refused(const struct gdr_cuda *cuda, const struct gdr_memh *mh,
+			       const struct gdr_pin_request *req,
+			       const struct pin_allocation *alloc, unsigned long long export_flags,
+			       CUresult res)
+{
+	/* The allocation holds req->addr (it is the pin itself when not known): no wrap. */
+	size_t fits = alloc->size - (req->addr - alloc->base);
+	char err[128];
+
+	gdr_cuda_strerror(cuda, res, err, sizeof(err));
+	if (alloc->known && req->size > fits) {
+		gdr_err("gdr_pin_buffer: 0x%lx/%zu runs %zu bytes past the end of its CUDA "
+			"allocation 0x%llx+%zu (cuMemGetAddressRange), and the CUDA driver refused "
+			"its export (cuMemGetHandleForAddressRange(0x%llx, %llu, DMA_BUF_FD, flags "
+			"0x%llx): %s); pin within the allocation: at most %zu bytes from 0x%lx",
+			req->addr, req->size, req->size - fits, (unsigned long long)alloc->base,
+			alloc->size, (unsigned long long)mh->va, (unsigned long long)mh->mapped_size,
+			export_flags, err, fits, req->addr);
+		return;
+	}
+	gdr_err("gdr_pin_buffer: cuMemGetHandleForAddressRange(0x%llx, %llu, DMA_BUF_FD, flags "
+		"0x%llx) for 0x%lx/%zu failed: %s", (unsigned long long)mh->va,
+		(unsigned long long)mh->mapped_size, export_flags, req->addr, req->size, err);
 }
 
 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL of addr; 0 or EINVAL (logged). */
@@ -210,6 +250,7 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 	const struct gdr_cuda *cuda = st->cuda;
 	struct gdr_cuda_ctx_scope scope;
 	unsigned long long export_flags = 0;
+	struct pin_allocation alloc;
 	struct dmabuf_pin *pin;
 	bool coherent = false;
 	int ordinal, fd = -1, ret;
@@ -250,7 +291,7 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		ret = gdr_cuda_errno(res);
 		goto err_free;
 	}
-	set_export_range(g, cuda, mh, req);
+	set_export_range(g, cuda, mh, req, &alloc);
 	res = cuda->cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)mh->va, mh->mapped_size,
 						  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
 						  export_flags);
@@ -259,11 +300,7 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		/* Another thread may have taken the last descriptor meanwhile. */
 		ret = check_fds(st);
 		if (!ret) {
-			gdr_err("gdr_pin_buffer: cuMemGetHandleForAddressRange(0x%llx, %llu, "
-				"DMA_BUF_FD, flags 0x%llx) for 0x%lx/%zu failed: %s",
-				(unsigned long long)mh->va, (unsigned long long)mh->mapped_size,
-				export_flags, req->addr, req->size,
-				gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+			log_export_refused(cuda, mh, req, &alloc, export_flags, res);
 			ret = gdr_cuda_errno(res);
 		}
 		goto err_free;

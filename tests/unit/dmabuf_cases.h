@@ -57,6 +57,7 @@ int dmabuf_case_mmap_refused(void);
 /* dmabuf_cases_errors.c */
 int dmabuf_case_einval(void);
 int dmabuf_case_enotsup(void);
+int dmabuf_case_past_allocation(void);
 int dmabuf_case_emfile(void);
 int dmabuf_case_no_fd(void);
 int dmabuf_case_no_context(void);

@@ -53,6 +53,42 @@ int dmabuf_case_enotsup(void)
 	return TEST_PASS;
 }
 
+/*
+ * A pin that runs past the end of its allocation: the CUDA driver refuses the export, and the
+ * refusal keeps the driver's errno but names the allocation and what to do; nothing is held.
+ */
+int dmabuf_case_past_allocation(void)
+{
+	CUdeviceptr buf = dev_alloc(2 * GPU_PAGE);
+	gdr_mh_t mh = { 0x77 };
+	gdr_info_t info;
+	char want[160];
+	const char *log;
+	uint8_t *map;
+	int ret;
+
+	CHECK(buf);
+	test_capture_begin();
+	EXPECT_ERR(gdr_pin_buffer_v2(t.g, buf + GPU_PAGE + 16, GPU_PAGE, 0, &mh), EINVAL);
+	log = test_capture_end();
+	snprintf(want, sizeof(want), "0x%llx/%lu runs %lu bytes past the end of its CUDA "
+		 "allocation 0x%llx+%lu", (unsigned long long)buf + GPU_PAGE + 16, GPU_PAGE,
+		 16UL, (unsigned long long)buf, 2 * GPU_PAGE);
+	EXPECT(strstr(log, want) != NULL, "no \"%s\" in: %s", want, log);
+	snprintf(want, sizeof(want), "pin within the allocation: at most %lu bytes from 0x%llx",
+		 GPU_PAGE - 16, (unsigned long long)buf + GPU_PAGE + 16);
+	EXPECT(strstr(log, want) != NULL, "no \"%s\" in: %s", want, log);
+	EXPECT(mh.h == 0x77);
+	EXPECT(sim_open_exports() == 0);
+	/* The pin the hint asks for works. */
+	ret = pin_map(buf + GPU_PAGE + 16, GPU_PAGE - 16, 0, &mh, &info, &map);
+	EXPECT_ERR(ret, 0);
+	if (!ret)
+		unmap_unpin(mh, map, &info);
+	t.cu->cuMemFree(buf);
+	return TEST_PASS;
+}
+
 /* The highest descriptor number open now. */
 static int highest_fd(void)
 {

@@ -72,6 +72,7 @@ static const struct test_case common_cases[] = {
 	{ "sim_pcie_flag", dmabuf_case_sim_pcie_flag },
 	{ "einval", dmabuf_case_einval },
 	{ "enotsup", dmabuf_case_enotsup },
+	{ "past_allocation", dmabuf_case_past_allocation },
 	{ "two_pins_one_buffer", dmabuf_case_two_pins_one_buffer },
 	{ "no_context", dmabuf_case_no_context },
 	{ "close_releases", dmabuf_case_close_releases },
