@@ -35,9 +35,13 @@ struct vk_pin {
 	VkDeviceSize offset;			/* of mh->va in memory */
 };
 
-static const char vk_vmm_hint[] =
-	"allocate with cuMemCreate and requestedHandleTypes = "
-	"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, or use the gdrdrv backend";
+/* How to make memory this backend pins. */
+#define VK_VMM_ALLOC "allocate with cuMemCreate and requestedHandleTypes = " \
+	"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR"
+/* For GPU memory that this backend cannot pin and gdrdrv can. */
+static const char vk_vmm_hint[] = VK_VMM_ALLOC ", or use the gdrdrv backend";
+/* For memory that is not GPU memory: no backend pins it. */
+static const char vk_not_gpu_hint[] = "for GPU memory that the CPU can map, " VK_VMM_ALLOC;
 
 static int vulkan_open(struct gdr *g, struct gdr_why *why)
 {
@@ -182,7 +186,33 @@ err_close:
 	return ret;
 }
 
-/* Device ordinal of addr if it is device memory that is not managed; else EINVAL (logged). */
+/*
+ * Log why addr, which CUDA does not report as plain device memory, cannot be pinned: what
+ * CUDA's pointer attributes say it is (its MEMORY_TYPE is type), and what to do instead.
+ */
+static void log_not_device_memory(unsigned long addr, bool managed, unsigned long long type)
+{
+	if (managed) {
+		gdr_err("vulkan: pin 0x%lx: managed (unified) memory (cuMemAllocManaged), which CUDA "
+			"migrates between host and GPU: it has no fixed GPU memory to pin, and the "
+			"CPU can access it directly; %s", addr, vk_not_gpu_hint);
+	} else if (type == CU_MEMORYTYPE_HOST) {
+		gdr_err("vulkan: pin 0x%lx: page-locked host memory (cuMemAllocHost, "
+			"cudaMallocHost or cuMemHostRegister), not GPU memory: the CPU reaches it "
+			"directly, without a pin; %s", addr, vk_not_gpu_hint);
+	} else {
+		gdr_err("vulkan: pin 0x%lx: CUDA memory of type %llu (%s), not device memory; %s",
+			addr, type, type == CU_MEMORYTYPE_ARRAY ? "a CUDA array" :
+			type == CU_MEMORYTYPE_UNIFIED ? "unified memory" : "a type unknown here",
+			vk_not_gpu_hint);
+	}
+}
+
+/*
+ * Device ordinal of addr if it is device memory that is not managed; else EINVAL (logged with
+ * what the memory is). Managed memory may report either memory type, so IS_MANAGED is asked
+ * before the type is believed.
+ */
 static int classify(const struct gdr_cuda *cuda, unsigned long addr, int *ordinal)
 {
 	unsigned long long type = 0, managed = 0;
@@ -191,19 +221,24 @@ static int classify(const struct gdr_cuda *cuda, unsigned long addr, int *ordina
 	int dev = -1;
 
 	res = cuda->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr);
+	if (res == CUDA_ERROR_INVALID_VALUE) {
+		gdr_err("vulkan: pin 0x%lx: not memory CUDA knows (%s): not allocated by or "
+			"registered with CUDA in this process (malloc, mmap or stack memory), or "
+			"freed already; %s", addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)),
+			vk_not_gpu_hint);
+		return EINVAL;
+	}
 	if (res != CUDA_SUCCESS) {
-		gdr_err("vulkan: pin 0x%lx: not a CUDA device pointer (%s); %s", addr,
+		gdr_err("vulkan: pin 0x%lx: CUDA cannot say what memory this is "
+			"(cuPointerGetAttribute(MEMORY_TYPE): %s); %s", addr,
 			gdr_cuda_strerror(cuda, res, err, sizeof(err)), vk_vmm_hint);
 		return EINVAL;
 	}
-	if (type != CU_MEMORYTYPE_DEVICE) {
-		gdr_err("vulkan: pin 0x%lx: host memory, not GPU memory; %s", addr, vk_vmm_hint);
-		return EINVAL;
-	}
 	res = cuda->cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, addr);
-	if (res == CUDA_SUCCESS && managed) {
-		gdr_err("vulkan: pin 0x%lx: managed (unified) memory cannot be pinned; %s", addr,
-			vk_vmm_hint);
+	if (res != CUDA_SUCCESS)
+		managed = 0;	/* unanswered: the memory type decides */
+	if (managed || type != CU_MEMORYTYPE_DEVICE) {
+		log_not_device_memory(addr, managed, type);
 		return EINVAL;
 	}
 	res = cuda->cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr);

@@ -68,19 +68,15 @@ static int expect_pin_error(unsigned long addr, size_t size, uint32_t flags, int
 int vulkan_case_refusals(void)
 {
 	struct test_vmm vmm, nofd;
-	CUdeviceptr dptr, managed;
 	struct leak_mark lm;
+	CUdeviceptr dptr;
 	gdr_mh_t mh;
-	void *host;
-	char stack[64];
 	int ret = 0;
 
 	leak_mark_take(&lm);
 	CHECK_EQ(test_vmm_alloc(&vmm, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
 	CHECK_EQ(test_vmm_alloc(&nofd, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_NONE), CUDA_SUCCESS);
 	CHECK_EQ(cuMemAlloc(&dptr, 1 * MiB), CUDA_SUCCESS);
-	CHECK_EQ(cuMemAllocHost(&host, 65536), CUDA_SUCCESS);
-	CHECK_EQ(cuMemAllocManaged(&managed, 65536, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
 
 	ret = ret ? ret : expect_pin_error(dptr, 65536, 0, ENOTSUP,
 					   "requestedHandleTypes = "
@@ -88,10 +84,6 @@ int vulkan_case_refusals(void)
 	ret = ret ? ret : expect_pin_error(dptr, 65536, 0, ENOTSUP, "gdrdrv backend");
 	ret = ret ? ret : expect_pin_error(nofd.ptr, 65536, 0, ENOTSUP,
 					   "without CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR");
-	ret = ret ? ret : expect_pin_error((unsigned long)stack, sizeof(stack), 0, EINVAL,
-					   "not a CUDA device pointer");
-	ret = ret ? ret : expect_pin_error((unsigned long)host, 65536, 0, EINVAL, "host memory");
-	ret = ret ? ret : expect_pin_error(managed, 65536, 0, EINVAL, "managed");
 	ret = ret ? ret : expect_pin_error(vmm.ptr + 65536, vmm.size, 0, EINVAL,
 					   "past the end of its allocation");
 	ret = ret ? ret : expect_pin_error(vmm.ptr, 65536, GDR_PIN_FLAG_FORCE_PCIE, EINVAL,
@@ -107,11 +99,75 @@ int vulkan_case_refusals(void)
 	CHECK_EQ(gdr_unpin_buffer(vk_gdr, mh), 0);
 
 	CHECK_EQ(cuMemFree(dptr), CUDA_SUCCESS);
-	CHECK_EQ(cuMemFreeHost(host), CUDA_SUCCESS);
-	CHECK_EQ(cuMemFree(managed), CUDA_SUCCESS);
 	test_vmm_free(&vmm);
 	test_vmm_free(&nofd);
 	return check_no_leak(&lm);
+}
+
+/* A pointer that is not device memory, what its refusal must say it is, and the way out. */
+struct not_device_memory {
+	unsigned long addr;
+	size_t size;
+	const char *what, *hint;
+};
+
+static int expect_not_device_memory(const struct not_device_memory *m)
+{
+	int ret = expect_pin_error(m->addr, m->size, 0, EINVAL, m->what);
+
+	return ret ? ret : expect_pin_error(m->addr, m->size, 0, EINVAL, m->hint);
+}
+
+/*
+ * Pointers that are not device memory are refused with EINVAL, the log naming what CUDA's
+ * pointer attributes make of each (not CUDA's at all, page-locked host memory, managed memory,
+ * also when managed memory reports the HOST memory type, as CUDA allows) and what to do.
+ */
+int vulkan_case_not_device_memory(void)
+{
+	const char *unknown = "not memory CUDA knows", *host_memory = "page-locked host memory";
+	const char *managed_memory = "managed (unified) memory";
+	const char *pin_gpu_memory = "requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR";
+	CUdeviceptr managed, freed;
+	struct leak_mark lm;
+	char stack[64];
+	void *host, *heap;
+	int ret = 0;
+
+	leak_mark_take(&lm);
+	heap = malloc(65536);
+	CHECK(heap != NULL);
+	CHECK_EQ(cuMemAllocHost(&host, 65536), CUDA_SUCCESS);
+	CHECK_EQ(cuMemAllocManaged(&managed, 65536, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+	CHECK_EQ(cuMemAlloc(&freed, 65536), CUDA_SUCCESS);
+	CHECK_EQ(cuMemFree(freed), CUDA_SUCCESS);
+	{
+		const struct not_device_memory cases[] = {
+			{ (unsigned long)stack, sizeof(stack), unknown, "malloc, mmap or stack" },
+			{ (unsigned long)heap, 65536, unknown, pin_gpu_memory },
+			{ freed, 65536, unknown, "freed already" },
+			{ (unsigned long)host, 65536, host_memory, "the CPU reaches it directly" },
+			{ (unsigned long)host, 65536, host_memory, pin_gpu_memory },
+			{ managed, 65536, managed_memory, "migrates between host and GPU" },
+			{ managed, 65536, managed_memory, pin_gpu_memory },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && !ret; i++)
+			ret = expect_not_device_memory(&cases[i]);
+	}
+	if (!ret) {
+		const struct not_device_memory as_host = {
+			managed, 65536, managed_memory, "migrates between host and GPU"
+		};
+
+		simcuda_set_managed_memory_type(CU_MEMORYTYPE_HOST);
+		ret = expect_not_device_memory(&as_host);
+		simcuda_set_managed_memory_type(CU_MEMORYTYPE_DEVICE);
+	}
+	CHECK_EQ(cuMemFreeHost(host), CUDA_SUCCESS);
+	CHECK_EQ(cuMemFree(managed), CUDA_SUCCESS);
+	free(heap);
+	return ret ? ret : check_no_leak(&lm);
 }
 
 int vulkan_case_map_errors(void)

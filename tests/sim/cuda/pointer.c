@@ -15,6 +15,9 @@ struct pointer_info {
 	struct sim_mapping *mapping;	/* NULL: reserved but not mapped */
 };
 
+/* What MEMORY_TYPE managed memory reports (simcuda_set_managed_memory_type). Under sim_lock. */
+static unsigned managed_memory_type = CU_MEMORYTYPE_DEVICE;
+
 static void put_uint(void *data, unsigned v)
 {
 	memcpy(data, &v, sizeof(v));
@@ -69,8 +72,15 @@ static CUresult attribute(const struct pointer_info *pi, CUpointer_attribute att
 		return CUDA_SUCCESS;
 	}
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		/* Managed memory says DEVICE: callers must ask IS_MANAGED to tell. */
-		put_uint(data, p->kind == SIM_PHYS_HOST ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE);
+		/*
+		 * Managed memory may report either type, whatever its location (CUDA documents
+		 * it): callers must ask IS_MANAGED to tell. DEVICE unless a test asks for HOST.
+		 */
+		if (p->kind == SIM_PHYS_MANAGED)
+			put_uint(data, managed_memory_type);
+		else
+			put_uint(data, p->kind == SIM_PHYS_HOST ? CU_MEMORYTYPE_HOST :
+				 CU_MEMORYTYPE_DEVICE);
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
 		put_ptr(data, ptr);
@@ -240,4 +250,11 @@ CUresult CUDAAPI cuPointerSetAttribute(const void *value, CUpointer_attribute at
 		res = CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_unlock(&sim_lock);
 	return res;
+}
+
+__attribute__((visibility("default"))) void simcuda_set_managed_memory_type(unsigned type)
+{
+	pthread_mutex_lock(&sim_lock);
+	managed_memory_type = type;
+	pthread_mutex_unlock(&sim_lock);
 }

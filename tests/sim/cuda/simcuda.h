@@ -21,5 +21,11 @@ void simcuda_get_counters(struct simcuda_counters *c);
 
 /* Where POSIX-fd VMM allocations get their memory: "vulkan" (lavapipe exports) or "memfd". */
 const char *simcuda_backing(void);
+/*
+ * The CU_POINTER_ATTRIBUTE_MEMORY_TYPE (a CUmemorytype) that managed memory reports from now on:
+ * CU_MEMORYTYPE_DEVICE by default; CUDA documents that managed memory may report either
+ * CU_MEMORYTYPE_DEVICE or CU_MEMORYTYPE_HOST, whatever its location.
+ */
+void simcuda_set_managed_memory_type(unsigned type);
 
 #endif
