@@ -437,6 +437,41 @@ static int case_refuse_vmm_without_fd(void)
 }
 
 /*
+ * Memory that is not device memory, named by what the real driver's pointer attributes say of
+ * it (the unit tier checks the same against the simulated driver's answers, which CUDA's
+ * documentation allows but which no test had asked the real driver for): memory CUDA does not
+ * know, page-locked host memory, managed memory.
+ */
+static int case_refuse_not_device_memory(void)
+{
+	CUdeviceptr managed;
+	void *host, *heap;
+	int ret;
+
+	NEED_G();
+	heap = aligned_alloc(65536, 65536);
+	CHECK(heap, "aligned_alloc");
+	if (cu->cuMemAllocHost(&host, 65536) != CUDA_SUCCESS) {
+		free(heap);
+		return test_fail("cuMemAllocHost failed");
+	}
+	if (cu->cuMemAllocManaged(&managed, 2 * MiB, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS) {
+		cu->cuMemFreeHost(host);
+		free(heap);
+		return test_fail("cuMemAllocManaged failed");
+	}
+	ret = expect_refusal((CUdeviceptr)(uintptr_t)heap, EINVAL, "not memory CUDA knows");
+	if (!ret)
+		ret = expect_refusal((CUdeviceptr)(uintptr_t)host, EINVAL, "page-locked host memory");
+	if (!ret)
+		ret = expect_refusal(managed, EINVAL, "managed (unified) memory");
+	cu->cuMemFree(managed);
+	cu->cuMemFreeHost(host);
+	free(heap);
+	return ret;
+}
+
+/*
  * The application frees a pinned allocation. The backend keeps a handle on it, so the mapping
  * should keep working on the old memory until unpin (persistent semantics): report what the
  * driver does.
@@ -523,6 +558,7 @@ static const struct test_case cases[] = {
 	{ "threads", case_threads },
 	{ "refuse_cumemalloc", case_refuse_cumemalloc },
 	{ "refuse_vmm_without_fd", case_refuse_vmm_without_fd },
+	{ "refuse_not_device_memory", case_refuse_not_device_memory },
 	{ "free_while_pinned", case_free_while_pinned },
 	{ "cycles", case_cycles },
 	{ "close", case_close },

@@ -16,6 +16,7 @@
 	X(cuMemAlloc, 3020) \
 	X(cuMemFree, 3020) \
 	X(cuMemAllocHost, 3020) \
+	X(cuMemAllocManaged, 6000) \
 	X(cuMemFreeHost, 2000) \
 	X(cuMemGetAllocationGranularity, 10020) \
 	X(cuMemCreate, 10020) \
