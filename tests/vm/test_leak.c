@@ -374,6 +374,54 @@ static long module_refcnt(void)
 	return n;
 }
 
+/* The sim holds `pins` pins, gdrdrv counts as many tables, and gdrdrv's module `refcnt` references. */
+static int expect_pinned(unsigned long long pins, long refcnt, const char *when)
+{
+	struct nvp2p_sim_counts c;
+
+	CHECK_OK(vm_counts(&c));
+	CHECK(c.pins == pins, "%llu pins %s, not %llu", (unsigned long long)c.pins, when, pins);
+	CHECK(gdrdrv_refcount() == (long long)pins, "gdrdrv counts %lld tables %s, not %llu",
+	      gdrdrv_refcount(), when, pins);
+	CHECK(module_refcnt() == refcnt, "module refcnt %ld %s, not %ld", module_refcnt(), when,
+	      refcnt);
+	return TEST_PASS;
+}
+
+/* The kernel log has gdrdrv's line "va VA: what". */
+static int expect_logged(const char *what, uint64_t va)
+{
+	char needle[128];
+
+	snprintf(needle, sizeof(needle), "va 0x%llx: %s", (unsigned long long)va, what);
+	CHECK(vm_kmsg_contains(needle) == 1, "no kernel log line \"%s\"", needle);
+	return TEST_PASS;
+}
+
+/*
+ * Pin and map two GPU pages of a new allocation *a through a new file *fd, then unpin them with
+ * NVIDIA's next `refusals` put_pages failing. The unpin succeeds all the same (the caller can do
+ * nothing about NVIDIA's refusal), and the mapping goes with it. *fd is left open.
+ */
+static int unpin_refused(uint32_t refusals, struct nvp2p_sim_alloc *a, int *fd)
+{
+	uint64_t h;
+	void *map;
+	int err;
+
+	*fd = vm_gdrdrv_open();
+	CHECK(*fd >= 0, "open");
+	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, a));
+	CHECK_OK(vm_raw_pin(*fd, a->va, 2 * GPU_PAGE, 0, &h));
+	map = vm_raw_map(*fd, h, 2 * GPU_PAGE, &err);
+	CHECK(map, "mmap: %s", strerror(err));
+	CHECK_OK(vm_inject_put(refusals, EIO));
+	CHECK_OK(vm_raw_unpin(*fd, h));
+	CHECK(vm_try_write32(map, 1) != 0, "the mapping survived its unpin");
+	CHECK(munmap(map, 2 * GPU_PAGE) == 0, "munmap");
+	return TEST_PASS;
+}
+
 /*
  * NVIDIA refuses to release a non-persistent pin (put_pages fails): the pages stay pinned, and
  * NVIDIA may still call gdrdrv's free callback with the pin's region when the memory is freed.
@@ -382,47 +430,20 @@ static long module_refcnt(void)
  */
 static int case_leakage_put_pages_refused(void)
 {
-	struct nvp2p_sim_counts c;
 	struct nvp2p_sim_alloc a;
-	char needle[64];
 	long refcnt;
-	uint64_t h;
-	void *map;
-	int fd, err;
+	int fd;
 
 	refcnt = module_refcnt();
 	CHECK(refcnt >= 0, "cannot read /sys/module/gdrdrv/refcnt");
-	fd = vm_gdrdrv_open();
-	CHECK(fd >= 0, "open");
-	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
-	CHECK_OK(vm_raw_pin(fd, a.va, 2 * GPU_PAGE, 0, &h));
-	map = vm_raw_map(fd, h, 2 * GPU_PAGE, &err);
-	CHECK(map, "mmap: %s", strerror(err));
-
-	CHECK_OK(vm_inject_put(1, EIO));
-	/* The handle goes, whatever NVIDIA says: the caller can do nothing about it. */
-	CHECK_OK(vm_raw_unpin(fd, h));
-	CHECK(vm_try_write32(map, 1) != 0, "the mapping survived its unpin");
-	CHECK(munmap(map, 2 * GPU_PAGE) == 0, "munmap");
+	CHECK_OK(unpin_refused(1, &a, &fd));
 	CHECK(close(fd) == 0, "close");
-	CHECK_OK(vm_counts(&c));
-	CHECK(c.pins == 1, "%llu pins after a refused put_pages, not 1",
-	      (unsigned long long)c.pins);
-	CHECK(gdrdrv_refcount() == 1, "gdrdrv counts %lld tables held, not 1", gdrdrv_refcount());
-	snprintf(needle, sizeof(needle), "va 0x%llx: put_pages failed",
-		 (unsigned long long)a.va);
-	CHECK(vm_kmsg_contains(needle) == 1, "no kernel log line \"%s\"", needle);
-	CHECK(module_refcnt() == refcnt + 1, "module refcnt %ld with the file closed, %ld before",
-	      module_refcnt(), refcnt);
+	CHECK_OK(expect_pinned(1, refcnt + 1, "after a refused put_pages, the file closed"));
+	CHECK_OK(expect_logged("put_pages failed", a.va));
 
 	/* cudaFree: NVIDIA revokes the pages and calls gdrdrv back, which ends the pin. */
 	CHECK_OK(vm_free(a.va));
-	CHECK_OK(vm_counts(&c));
-	CHECK(c.pins == 0, "%llu pins after the free callback", (unsigned long long)c.pins);
-	CHECK(gdrdrv_refcount() == 0, "gdrdrv counts %lld tables after the free callback",
-	      gdrdrv_refcount());
-	CHECK(module_refcnt() == refcnt, "module refcnt %ld after the free callback, %ld before",
-	      module_refcnt(), refcnt);
+	CHECK_OK(expect_pinned(0, refcnt, "after the free callback"));
 	return TEST_PASS;
 }
 
@@ -434,59 +455,28 @@ static int case_leakage_put_pages_refused(void)
  */
 static int case_leakage_put_pages_persistent_refused(void)
 {
-	struct nvp2p_sim_counts c;
 	struct nvp2p_sim_alloc a;
-	char needle[80];
 	long refcnt;
-	uint64_t h;
-	void *map;
-	int fd, other, err;
+	int fd, other;
 
 	refcnt = module_refcnt();
 	CHECK(refcnt >= 0, "cannot read /sys/module/gdrdrv/refcnt");
-	fd = vm_gdrdrv_open();
-	CHECK(fd >= 0, "open");
-	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
-	CHECK_OK(vm_raw_pin(fd, a.va, 2 * GPU_PAGE, 0, &h));
-	map = vm_raw_map(fd, h, 2 * GPU_PAGE, &err);
-	CHECK(map, "mmap: %s", strerror(err));
-
 	/* Refused at the unpin, and again at the first retry. */
-	CHECK_OK(vm_inject_put(2, EIO));
-	CHECK_OK(vm_raw_unpin(fd, h));
-	CHECK(vm_try_write32(map, 1) != 0, "the mapping survived its unpin");
-	CHECK(munmap(map, 2 * GPU_PAGE) == 0, "munmap");
-	CHECK_OK(vm_counts(&c));
-	CHECK(c.pins == 1, "%llu pins after a refused put_pages_persistent, not 1",
-	      (unsigned long long)c.pins);
-	CHECK(gdrdrv_refcount() == 1, "gdrdrv counts %lld tables held, not 1", gdrdrv_refcount());
-	snprintf(needle, sizeof(needle), "va 0x%llx: put_pages_persistent failed",
-		 (unsigned long long)a.va);
-	CHECK(vm_kmsg_contains(needle) == 1, "no kernel log line \"%s\"", needle);
-	/* No callback can come: gdrdrv holds no module reference for the table. */
-	CHECK(module_refcnt() == refcnt + 1, "module refcnt %ld with one file open, %ld before",
-	      module_refcnt(), refcnt);
+	CHECK_OK(unpin_refused(2, &a, &fd));
+	/* No callback can come: gdrdrv holds no module reference for the table, only the file. */
+	CHECK_OK(expect_pinned(1, refcnt + 1, "after a refused put_pages_persistent"));
+	CHECK_OK(expect_logged("put_pages_persistent failed", a.va));
 
 	/* Another file's close asks again: refused. */
 	other = vm_gdrdrv_open();
 	CHECK(other >= 0, "open");
 	CHECK(close(other) == 0, "close");
-	CHECK_OK(vm_counts(&c));
-	CHECK(c.pins == 1, "%llu pins after a refused retry, not 1", (unsigned long long)c.pins);
-	CHECK(gdrdrv_refcount() == 1, "gdrdrv counts %lld tables after a refused retry",
-	      gdrdrv_refcount());
+	CHECK_OK(expect_pinned(1, refcnt + 1, "after a refused retry"));
 
 	/* The owner's close asks again, and NVIDIA releases the pages. */
 	CHECK(close(fd) == 0, "close");
-	CHECK_OK(vm_counts(&c));
-	CHECK(c.pins == 0, "%llu pins after the retry NVIDIA accepted", (unsigned long long)c.pins);
-	CHECK(gdrdrv_refcount() == 0, "gdrdrv counts %lld tables after the accepted retry",
-	      gdrdrv_refcount());
-	snprintf(needle, sizeof(needle), "va 0x%llx: put_pages_persistent succeeded on a retry",
-		 (unsigned long long)a.va);
-	CHECK(vm_kmsg_contains(needle) == 1, "no kernel log line \"%s\"", needle);
-	CHECK(module_refcnt() == refcnt, "module refcnt %ld with the files closed, %ld before",
-	      module_refcnt(), refcnt);
+	CHECK_OK(expect_pinned(0, refcnt, "after the retry NVIDIA accepted"));
+	CHECK_OK(expect_logged("put_pages_persistent succeeded on a retry", a.va));
 	CHECK_OK(vm_free(a.va));
 	return TEST_PASS;
 }
