@@ -304,7 +304,8 @@ struct gdrdrv_refused_put {
 };
 
 static LIST_HEAD(gdrdrv_refused_puts);
-static DEFINE_MUTEX(gdrdrv_refused_lock);	/* protects gdrdrv_refused_puts; never held across a put */
+/* Protects gdrdrv_refused_puts; never held across a put. */
+static DEFINE_MUTEX(gdrdrv_refused_lock);
 /* Refused tables that cannot be asked again (see below): forgotten at unload. */
 static atomic64_t gdrdrv_refused_lost = ATOMIC64_INIT(0);
 

@@ -9,7 +9,7 @@
  *     gdrdrv_file.lock  or  gdrdrv_mr.sem, never both: a lookup takes a reference on the MR under
  *                       file.lock and drops file.lock before it takes mr.sem
  *       mapping->i_mmap_rwsem (inside unmap_mapping_range, under mr.sem)
- * gdrdrv_refused_lock (gdrdrv_pin.c) is taken with no other lock held, and nothing is taken under it.
+ * gdrdrv_refused_lock (gdrdrv_pin.c) is taken with no other lock held, and none is taken under it.
  * Neither gdrdrv lock is held across a call into nvidia_p2p: the free callback takes mr.sem with
  * NVIDIA's locks held, and get_pages/put_pages take those locks (put_pages also waits for a
  * callback in flight).
