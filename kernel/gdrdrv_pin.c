@@ -362,12 +362,14 @@ void gdrdrv_retry_refused_puts(bool unloading)
 		ret = gdrdrv_put_pages_persistent(r->va, r->pt);
 		if (ret) {
 			gdrdrv_dbg("va 0x%llx: put_pages_persistent refused again (%d)\n", r->va, ret);
+			if (!unloading)
+				continue;	/* back on the list below */
 			left++;
-			continue;
+		} else {
+			pr_info("va 0x%llx: put_pages_persistent succeeded on a retry; the pages are released\n",
+				r->va);
+			atomic64_dec(&gdrdrv_tables);
 		}
-		pr_info("va 0x%llx: put_pages_persistent succeeded on a retry; the pages are released\n",
-			r->va);
-		atomic64_dec(&gdrdrv_tables);
 		list_del(&r->node);
 		kfree(r);
 	}
@@ -377,10 +379,6 @@ void gdrdrv_retry_refused_puts(bool unloading)
 		list_splice_tail(&todo, &gdrdrv_refused_puts);
 		mutex_unlock(&gdrdrv_refused_lock);
 		return;
-	}
-	list_for_each_entry_safe(r, tmp, &todo, node) {
-		list_del(&r->node);
-		kfree(r);
 	}
 	left += atomic64_xchg(&gdrdrv_refused_lost, 0);
 	if (left) {
