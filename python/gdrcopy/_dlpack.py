@@ -9,6 +9,7 @@ when it is done with the memory.
 
 import ctypes
 
+from ._integers import as_int, is_bool
 from .errors import InvalidArgument
 
 KDL_CPU = 1
@@ -23,6 +24,12 @@ VERSIONED_NAME = b"dltensor_versioned"
 VERSIONED_USED_NAME = b"used_dltensor_versioned"
 VERSION = (1, 0)
 FLAG_READ_ONLY = 1 << 0  # DLPACK_FLAG_BITMASK_READ_ONLY
+# __dlpack__'s stream for CUDA memory, as the array API standard numbers it: -1 asks for no
+# synchronisation, 0 is refused (it could mean the legacy or the per-thread default stream),
+# 1 is the legacy and 2 the per-thread default stream, larger values a cudaStream_t.
+STREAM_NO_SYNC = -1
+STREAM_AMBIGUOUS = 0
+STREAM_HANDLE_END = 1 << 64
 
 
 class DLDevice(ctypes.Structure):
@@ -106,6 +113,50 @@ _delete_exported = Deleter(_delete_exported)
 _destroy_capsule = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_destroy_capsule)
 _keep_forever(_delete_exported)
 _keep_forever(_destroy_capsule)
+
+
+def _int_pair(value, name, shape, function):
+    """value as a tuple of two ints, the standard's (major, minor) or (device_type, device_id):
+    a tuple only, as the standard writes it (a list or a string is a mistake in the caller)."""
+    if not isinstance(value, tuple):
+        raise TypeError(f"{function}: {name} must be None or a {shape} tuple of ints, not "
+                        f"{type(value).__name__} ({value!r})")
+    if len(value) != 2:
+        raise ValueError(f"{function}: {name} must be a {shape} tuple, not {value!r}")
+    return tuple(as_int(v, f"{name}[{i}]", function) for i, v in enumerate(value))
+
+
+def export_arguments(function, device, stream, max_version, dl_device, copy):
+    """Check __dlpack__'s arguments for memory on device, a CUDA (device_type, device_id), as
+    the array API standard defines them, before anything is exported; returns whether the
+    consumer takes a versioned capsule. A value the standard does not allow is a TypeError or
+    ValueError; a request this memory cannot meet (a copy, another device) a BufferError.
+    NumPy's bools pass as bools for copy (NumPy's own copy arguments take them)."""
+    if copy is not None and not is_bool(copy):
+        raise TypeError(f"{function}: copy must be None, True or False, not "
+                        f"{type(copy).__name__} ({copy!r})")
+    if max_version is not None:
+        max_version = _int_pair(max_version, "max_version", "(major, minor)", function)
+        if min(max_version) < 0:
+            raise ValueError(f"{function}: max_version {max_version} is not a version")
+    if dl_device is not None:
+        dl_device = _int_pair(dl_device, "dl_device", "(device_type, device_id)", function)
+    if stream is not None:
+        stream = as_int(stream, "stream", function)
+        if stream == STREAM_AMBIGUOUS:
+            raise ValueError(f"{function}: stream 0 is ambiguous for CUDA (the legacy or the "
+                             f"per-thread default stream?): pass 1 (legacy), 2 (per-thread), "
+                             f"a stream handle, or -1 (no synchronisation)")
+        if not STREAM_NO_SYNC <= stream < STREAM_HANDLE_END:
+            raise ValueError(f"{function}: stream {stream} is not a CUDA stream: pass None, "
+                             f"-1 (no synchronisation), 1 (legacy default), 2 (per-thread "
+                             f"default) or a stream handle")
+    if copy:
+        raise BufferError(f"{function}: the memory is shared, never copied (copy=True)")
+    if dl_device is not None and dl_device != tuple(device):
+        raise BufferError(f"{function}: the memory lives on {tuple(device)}, not {dl_device}, "
+                          f"and is never copied")
+    return max_version is not None and max_version[0] >= VERSION[0]
 
 
 def export(owner, ptr, nbytes, device_type, device_id, versioned):

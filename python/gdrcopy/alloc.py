@@ -145,14 +145,11 @@ class DeviceBuffer(NotCopied):
         return (_dlpack.KDL_CUDA, self.device)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """A DLPack capsule of the buffer as nbytes of uint8. stream is accepted and needs no
-        wait (no work was queued on the memory); copies are never made."""
-        if copy:
-            raise BufferError("gdrcopy.alloc memory is shared, never copied (copy=True)")
-        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
-            raise BufferError(f"gdrcopy.alloc memory lives on {self.__dlpack_device__()}, "
-                              f"not {tuple(dl_device)}")
-        versioned = max_version is not None and tuple(max_version)[0] >= _dlpack.VERSION[0]
+        """A DLPack capsule of the buffer as nbytes of uint8, with the array API standard's
+        arguments (checked: _dlpack.export_arguments). stream needs no wait: no work was
+        queued on the memory. Copies are never made (copy=True is a BufferError)."""
+        versioned = _dlpack.export_arguments("DeviceBuffer.__dlpack__", self.__dlpack_device__(),
+                                             stream, max_version, dl_device, copy)
         return _dlpack.export(self, self.ptr, self._nbytes, _dlpack.KDL_CUDA, self.device,
                               versioned)
 

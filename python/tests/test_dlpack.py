@@ -52,12 +52,88 @@ def test_versioned_capsule(buf):
     check_tensor(m.dl_tensor, buf)
 
 
-def test_refusals(buf):
-    with pytest.raises(BufferError):
-        buf.__dlpack__(copy=True)
-    with pytest.raises(BufferError):
-        buf.__dlpack__(dl_device=(_dlpack.KDL_CPU, 0))
-    buf.__dlpack__(copy=False, dl_device=(_dlpack.KDL_CUDA, 0))
+# The array API standard's __dlpack__ arguments: copy is None, True or False; max_version a
+# (major, minor) tuple of ints; dl_device a (device_type, device_id) tuple of ints; stream, for
+# CUDA memory, None or an int of -1 (no synchronisation), 1, 2 or a stream handle (0 is
+# ambiguous). Anything else is refused by name, before a capsule is made.
+def arguments_id(kwargs):
+    # The type too: copy=1 and copy=numpy.int64(1) have the same repr.
+    return "-".join(f"{k}={v!r}:{type(v).__name__}" for k, v in kwargs.items())
+
+
+def bad(kwargs, error, match):
+    return pytest.param(kwargs, error, match, id=arguments_id(kwargs))
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    bad({"copy": 1}, TypeError, r"copy must be None, True or False, not int \(1\)"),
+    bad({"copy": 0}, TypeError, r"copy must be None, True or False, not int \(0\)"),
+    bad({"copy": "no"}, TypeError, r"copy must be None, True or False, not str \('no'\)"),
+    bad({"copy": ""}, TypeError, r"copy must be None, True or False, not str"),
+    bad({"copy": np.int64(1)}, TypeError, r"copy must be None, True or False, not int64"),
+    bad({"max_version": True}, TypeError, r"max_version must be None or a \(major, minor\) "
+        r"tuple of ints, not bool"),
+    bad({"max_version": (1,)}, ValueError, r"max_version must be a \(major, minor\) tuple, not "
+        r"\(1,\)"),
+    bad({"max_version": (1, 0, 0)}, ValueError, r"max_version must be a \(major, minor\)"),
+    bad({"max_version": "1.0"}, TypeError, r"max_version must be None or a \(major, minor\)"),
+    bad({"max_version": [1, 0]}, TypeError, r"max_version must be None or a \(major, minor\) "
+        r"tuple of ints, not list"),
+    bad({"max_version": (1.0, 0)}, TypeError, r"max_version\[0\] must be an integer, not float"),
+    bad({"max_version": (1, True)}, TypeError, r"max_version\[1\] must be an integer, not bool"),
+    bad({"max_version": (-1, 0)}, ValueError, r"max_version \(-1, 0\) is not a version"),
+    bad({"dl_device": True}, TypeError, r"dl_device must be None or a \(device_type, "
+        r"device_id\) tuple of ints, not bool"),
+    bad({"dl_device": "cuda"}, TypeError, r"dl_device must be None or a \(device_type, "
+        r"device_id\)"),
+    bad({"dl_device": (2,)}, ValueError, r"dl_device must be a \(device_type, device_id\) "
+        r"tuple, not \(2,\)"),
+    bad({"dl_device": (2, 0, 0)}, ValueError, r"dl_device must be a \(device_type, device_id\)"),
+    bad({"dl_device": (2.0, 0)}, TypeError, r"dl_device\[0\] must be an integer, not float"),
+    bad({"dl_device": (2, None)}, TypeError, r"dl_device\[1\] must be an integer, not NoneType"),
+    bad({"stream": 0}, ValueError, r"stream 0 is ambiguous"),
+    bad({"stream": -2}, ValueError, r"stream -2 is not a CUDA stream"),
+    bad({"stream": 1 << 64}, ValueError, r"stream 18446744073709551616 is not a CUDA stream"),
+    bad({"stream": True}, TypeError, r"stream must be an integer, not bool"),
+    bad({"stream": 1.0}, TypeError, r"stream must be an integer, not float"),
+    bad({"stream": "1"}, TypeError, r"stream must be an integer, not str"),
+])
+def test_bad_export_arguments_are_refused_by_name(buf, kwargs, error, match):
+    before = _dlpack.live_exports()
+    with pytest.raises(error, match=match) as e:
+        buf.__dlpack__(**kwargs)
+    assert "DeviceBuffer.__dlpack__" in str(e.value)
+    assert _dlpack.live_exports() == before
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"copy": None}, {"copy": False}, {"copy": np.False_},
+    {"max_version": None}, {"max_version": (0, 8)}, {"max_version": (np.int64(1), 3)},
+    {"dl_device": None}, {"dl_device": (np.int32(_dlpack.KDL_CUDA), np.int64(0))},
+    {"stream": None}, {"stream": -1}, {"stream": 1}, {"stream": 2}, {"stream": 0x7f0012345678},
+    {"stream": np.int64(3)}, {"stream": (1 << 64) - 1},
+    {"copy": False, "dl_device": (_dlpack.KDL_CUDA, 0), "stream": -1, "max_version": (1, 0)},
+], ids=arguments_id)
+def test_good_export_arguments_are_taken(buf, kwargs):
+    capsule = buf.__dlpack__(**kwargs)
+    versioned = (kwargs.get("max_version") or (0, 0))[0] >= 1
+    struct = _dlpack.DLManagedTensorVersioned if versioned else _dlpack.DLManagedTensor
+    name, m = managed(capsule, struct)
+    assert name == (_dlpack.VERSIONED_NAME if versioned else _dlpack.LEGACY_NAME)
+    check_tensor(m.dl_tensor, buf)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"copy": True}, r"never copied \(copy=True\)"),
+    ({"copy": np.True_}, r"never copied \(copy=True\)"),
+    ({"dl_device": (_dlpack.KDL_CPU, 0)}, r"lives on \(2, 0\), not \(1, 0\)"),
+    ({"dl_device": (_dlpack.KDL_CUDA, 1)}, r"lives on \(2, 0\), not \(2, 1\)"),
+], ids=lambda v: arguments_id(v) if isinstance(v, dict) else "match")
+def test_requests_the_memory_cannot_meet_are_buffer_errors(buf, kwargs, match):
+    before = _dlpack.live_exports()
+    with pytest.raises(BufferError, match=match):
+        buf.__dlpack__(**kwargs)
+    assert _dlpack.live_exports() == before
 
 
 @pytest.mark.parametrize("versioned", [False, True])
