@@ -3,6 +3,7 @@
 through __cuda_array_interface__ (CuPy, PyTorch, Numba, gdrcopy.alloc) or DLPack."""
 
 from . import _dlpack
+from ._array_interface import device_bytes
 from ._integers import as_int, is_integral
 from .errors import InvalidArgument
 
@@ -30,32 +31,9 @@ class DeviceRange:
         self.owner = None
 
 
-def _itemsize(typestr):
-    try:
-        return int(typestr[2:])
-    except (TypeError, ValueError):
-        raise InvalidArgument(_FUNCTION, f"__cuda_array_interface__ typestr {typestr!r} is "
-                              f"not of the form '<f4'") from None
-
-
 def _from_array_interface(obj, cai):
-    if cai.get("mask") is not None:
-        raise InvalidArgument(_FUNCTION, "masked arrays cannot be pinned")
-    shape = tuple(cai["shape"])
-    itemsize = _itemsize(cai["typestr"])
-    strides = cai.get("strides")
-    if strides is not None:
-        expected = itemsize
-        for extent, stride in zip(reversed(shape), reversed(strides)):
-            if extent > 1 and stride != expected:
-                raise InvalidArgument(_FUNCTION, f"the array is not contiguous (shape {shape}, "
-                                      f"strides {tuple(strides)}); pin a contiguous one")
-            expected *= extent
-    size = itemsize
-    for extent in shape:
-        size *= extent
-    data = cai["data"]  # (pointer, read-only flag)
-    return DeviceRange(data[0] or 0, size, owner=obj, readonly=bool(data[1]))
+    ptr, size, readonly = device_bytes(cai, _FUNCTION)
+    return DeviceRange(ptr, size, owner=obj, readonly=readonly)
 
 
 def _from_dlpack(obj):
