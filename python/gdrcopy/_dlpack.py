@@ -115,12 +115,13 @@ _keep_forever(_delete_exported)
 _keep_forever(_destroy_capsule)
 
 
-def _int_pair(value, name, shape, function):
+def int_pair(value, name, shape, function, optional=False):
     """value as a tuple of two ints, the standard's (major, minor) or (device_type, device_id):
-    a tuple only, as the standard writes it (a list or a string is a mistake in the caller)."""
+    a tuple only, as the standard writes it (a list or a string is a mistake in the caller).
+    optional: the argument may also be None (said in the error)."""
     if not isinstance(value, tuple):
-        raise TypeError(f"{function}: {name} must be None or a {shape} tuple of ints, not "
-                        f"{type(value).__name__} ({value!r})")
+        raise TypeError(f"{function}: {name} must be {'None or ' if optional else ''}a {shape} "
+                        f"tuple of ints, not {type(value).__name__} ({value!r})")
     if len(value) != 2:
         raise ValueError(f"{function}: {name} must be a {shape} tuple, not {value!r}")
     return tuple(as_int(v, f"{name}[{i}]", function) for i, v in enumerate(value))
@@ -136,11 +137,11 @@ def export_arguments(function, device, stream, max_version, dl_device, copy):
         raise TypeError(f"{function}: copy must be None, True or False, not "
                         f"{type(copy).__name__} ({copy!r})")
     if max_version is not None:
-        max_version = _int_pair(max_version, "max_version", "(major, minor)", function)
+        max_version = int_pair(max_version, "max_version", "(major, minor)", function, True)
         if min(max_version) < 0:
             raise ValueError(f"{function}: max_version {max_version} is not a version")
     if dl_device is not None:
-        dl_device = _int_pair(dl_device, "dl_device", "(device_type, device_id)", function)
+        dl_device = int_pair(dl_device, "dl_device", "(device_type, device_id)", function, True)
     if stream is not None:
         stream = as_int(stream, "stream", function)
         if stream == STREAM_AMBIGUOUS:
@@ -242,7 +243,17 @@ def borrow(obj, function):
         raise TypeError(f"{function}: {type(obj).__name__}.__dlpack__() returned "
                         f"{type(capsule).__name__}, not a DLPack capsule")
     tensor = managed.dl_tensor
+    # The producer's struct is read as it is: a count or a shape that no tensor has would
+    # otherwise describe other memory (negative extents multiply to a positive size).
+    if tensor.ndim < 0:
+        raise InvalidArgument(function, f"the DLPack tensor has {tensor.ndim} dimensions")
+    if tensor.ndim and not tensor.shape:
+        raise InvalidArgument(function, f"the DLPack tensor has {tensor.ndim} dimension"
+                              f"{'s' if tensor.ndim > 1 else ''} but no shape")
     shape = [tensor.shape[i] for i in range(tensor.ndim)]
+    if any(extent < 0 for extent in shape):
+        raise InvalidArgument(function, f"the DLPack tensor's shape {shape} has a negative "
+                              f"extent")
     strides = [tensor.strides[i] for i in range(tensor.ndim)] if tensor.strides else None
     bits = tensor.dtype.bits * tensor.dtype.lanes
     if bits % 8:

@@ -36,12 +36,22 @@ def _from_array_interface(obj, cai):
     return DeviceRange(ptr, size, owner=obj, readonly=readonly)
 
 
+_PINNABLE = (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED)
+
+
 def _from_dlpack(obj):
-    device_type, _ = obj.__dlpack_device__()
-    if device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED):
+    device_type, _ = _dlpack.int_pair(obj.__dlpack_device__(), "__dlpack_device__()",
+                                      "(device_type, device_id)", _FUNCTION)
+    if device_type not in _PINNABLE:
         raise InvalidArgument(_FUNCTION, f"DLPack device type {device_type} is not CUDA device "
                               f"memory; only GPU memory can be pinned")
     borrowed = _dlpack.borrow(obj, _FUNCTION)
+    # What the capsule says counts: __dlpack_device__ only announced it.
+    if borrowed.device_type not in _PINNABLE:
+        borrowed.release()
+        raise InvalidArgument(_FUNCTION, f"{type(obj).__name__}.__dlpack_device__() said "
+                              f"{device_type}, but the capsule's tensor is on DLPack device "
+                              f"type {borrowed.device_type}, not CUDA device memory")
     return DeviceRange(borrowed.ptr, borrowed.nbytes, owner=obj, borrowed=borrowed,
                        readonly=borrowed.readonly)
 

@@ -177,6 +177,71 @@ def test_pin_of_host_dlpack_is_refused(gdr):
         gdr.pin(np.zeros(1024, dtype=np.uint8))
 
 
+class LyingDLPack(DLPackOnly):
+    """A producer whose capsule, or whose __dlpack_device__, says something else than buf's:
+    edit(dl_tensor) changes the capsule's tensor, device replaces __dlpack_device__'s answer."""
+
+    def __init__(self, buf, edit=None, device=None):
+        super().__init__(buf)
+        self.edit = edit
+        self.device = device
+        self.kept = []  # arrays the edited tensors point to
+
+    def __dlpack__(self, **kwargs):
+        capsule = self.buf.__dlpack__(**kwargs)
+        name = capsule_name(capsule)
+        struct = (_dlpack.DLManagedTensorVersioned if name == _dlpack.VERSIONED_NAME
+                  else _dlpack.DLManagedTensor)
+        self.edit(managed(capsule, struct)[1].dl_tensor, self.kept)
+        return capsule
+
+    def __dlpack_device__(self):
+        return self.device if self.device is not None else self.buf.__dlpack_device__()
+
+
+def with_shape(*extents):
+    def edit(tensor, kept):
+        shape = (ctypes.c_int64 * len(extents))(*extents)
+        kept.append(shape)
+        tensor.ndim, tensor.shape = len(extents), shape
+    return edit
+
+
+def with_field(name, value):
+    return lambda tensor, kept: setattr(tensor, name, value)
+
+
+def on_device(device_type, device_id):
+    return with_field("device", _dlpack.DLDevice(device_type, device_id))
+
+
+@pytest.mark.parametrize("producer, error, match", [
+    (lambda b: LyingDLPack(b, with_shape(-2, -2048)), gdrcopy.InvalidArgument,
+     r"shape \[-2, -2048\] has a negative extent"),
+    (lambda b: LyingDLPack(b, with_field("ndim", -1)), gdrcopy.InvalidArgument,
+     r"tensor has -1 dimensions"),
+    (lambda b: LyingDLPack(b, with_field("shape", None)), gdrcopy.InvalidArgument,
+     r"tensor has 1 dimension but no shape"),
+    (lambda b: LyingDLPack(b, on_device(_dlpack.KDL_CPU, 0)), gdrcopy.InvalidArgument,
+     r"the capsule's tensor is on DLPack device type 1, not CUDA device memory"),
+    (lambda b: LyingDLPack(b, device=(2,)), ValueError,
+     r"__dlpack_device__\(\) must be a \(device_type, device_id\) tuple, not \(2,\)"),
+    (lambda b: LyingDLPack(b, device=(True, 0)), TypeError,
+     r"__dlpack_device__\(\)\[0\] must be an integer, not bool"),
+    (lambda b: LyingDLPack(b, device="cuda:0"), TypeError,
+     r"__dlpack_device__\(\) must be a \(device_type, device_id\) tuple of ints, not str"),
+], ids=["negative-extents", "negative-ndim", "no-shape", "capsule-on-cpu", "device-1-tuple",
+        "device-bool", "device-str"])
+def test_a_lying_dlpack_producer_is_refused_and_its_capsule_released(gdr, buf, producer, error,
+                                                                     match):
+    with pytest.raises(error, match=match):
+        gdr.pin(producer(buf))
+    gc.collect()  # the capsule refused unconsumed is freed by its destructor
+    assert _dlpack.live_exports() == 0
+    with gdr.pin(buf) as p:  # nothing was pinned
+        assert p.size == buf.nbytes
+
+
 class ArrayInterface:
     def __init__(self, ptr, shape, typestr, strides=None, mask=None):
         self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr,
