@@ -127,7 +127,8 @@ class Mapping(Closing):
         """Copy a bytes-like object (bytes, bytearray, memoryview, a NumPy array) to the GPU
         memory at offset, through gdr_copy_to_mapping. Returns the number of bytes written."""
         s = self._state
-        if s.readonly:
+        # A closed mapping is refused as closed (in copy()), whatever its memory.
+        if s.readonly and not s.closed:
             raise s.readonly_error()
         if type(buffer) is bytes:  # the common case, without a call
             src, n = buffer, len(buffer)

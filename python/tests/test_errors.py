@@ -115,3 +115,20 @@ def test_a_closed_object_says_what_is_closed_and_what_to_do(buf, close, call, wh
     assert e.value.reason == what
     assert e.value.hint == steps and f"({steps})" in str(e.value)
     g.close()
+
+
+class ReadOnlyArray:
+    def __init__(self, buf):
+        self.__cuda_array_interface__ = {"shape": (buf.nbytes,), "typestr": "|u1",
+                                         "data": (buf.ptr, True), "version": 3}
+
+
+def test_a_closed_read_only_mapping_says_it_is_unmapped(buf):
+    # Being closed is what the caller must fix first: a read-only refusal would suggest the
+    # mapping is still there to read.
+    with gdrcopy.open() as g, g.pin(ReadOnlyArray(buf)) as p:
+        m = p.map()
+        m.close()
+        with pytest.raises(gdrcopy.InvalidArgument) as e:
+            m.write(b"x")
+        assert e.value.reason == "this Mapping is unmapped"
