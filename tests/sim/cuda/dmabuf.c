@@ -238,9 +238,10 @@ CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, s
 		close(fd);
 		goto out_unlock;
 	}
-	*(int *)handle = fd;
 out_unlock:
 	pthread_mutex_unlock(&sim_lock);
+	if (fd >= 0 && !res)
+		*(int *)handle = sim_export_hook_run(fd);
 	return res;
 }
 

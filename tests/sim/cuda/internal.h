@@ -160,6 +160,8 @@ struct sim_range *sim_range_find(uintptr_t addr) SIM_INTERNAL;
 struct sim_mapping *sim_mapping_find(struct sim_range *r, uintptr_t addr) SIM_INTERNAL;
 /* CUDA_SUCCESS if [addr, addr + size) is mapped memory the CPU can read (write: and write). */
 CUresult sim_check_access(uintptr_t addr, size_t size, bool write) SIM_INTERNAL;
+/* The descriptor an export that made fd hands back (simcuda_set_export_hook); no sim_lock held. */
+int sim_export_hook_run(int fd) SIM_INTERNAL;
 
 /*
  * nvp2p mode (nvp2p.c): cuMemAlloc memory, and the mappings of gpuDirectRDMACapable VMM

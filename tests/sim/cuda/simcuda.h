@@ -27,5 +27,13 @@ const char *simcuda_backing(void);
  * CU_MEMORYTYPE_DEVICE or CU_MEMORYTYPE_HOST, whatever its location.
  */
 void simcuda_set_managed_memory_type(unsigned type);
+/*
+ * Called by each export that made a descriptor (cuMemExportToShareableHandle,
+ * cuMemGetHandleForAddressRange) as it returns, outside the simulator's lock: the call hands back
+ * what the hook returns instead of fd. So a test can act while an export is under way (another
+ * thread forks), or answer as a broken driver would (close fd, give -1). NULL: no hook.
+ */
+typedef int (*simcuda_export_hook)(int fd);
+void simcuda_set_export_hook(simcuda_export_hook hook);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +298,21 @@ static int export_fd(int fd)
 	return nfd >= 0 ? nfd : fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
+/* The test's export hook; called without sim_lock, so it may block or call in. */
+static _Atomic simcuda_export_hook export_hook;
+
+__attribute__((visibility("default"))) void simcuda_set_export_hook(simcuda_export_hook hook)
+{
+	atomic_store(&export_hook, hook);
+}
+
+int sim_export_hook_run(int fd)
+{
+	simcuda_export_hook hook = atomic_load(&export_hook);
+
+	return hook ? hook(fd) : fd;
+}
+
 CUresult CUDAAPI cuMemExportToShareableHandle(void *shareableHandle,
 					      CUmemGenericAllocationHandle handle,
 					      CUmemAllocationHandleType handleType,
@@ -324,11 +340,12 @@ CUresult CUDAAPI cuMemExportToShareableHandle(void *shareableHandle,
 		if (fd < 0) {
 			res = errno == EMFILE ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_UNKNOWN;
 		} else {
-			*(int *)shareableHandle = fd;
 			sim.counters.fds_exported++;
 		}
 	}
 	pthread_mutex_unlock(&sim_lock);
+	if (!res)
+		*(int *)shareableHandle = sim_export_hook_run(fd);
 	return res;
 }
 
