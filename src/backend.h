@@ -146,11 +146,15 @@ size_t gdr_backend_map_length(const struct gdr *g, size_t size);
  */
 void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len);
 /*
- * Keep a descriptor a driver exported to the library out of programs this process starts
- * (another thread's fork + exec, posix_spawn, system()), whatever flags the driver gave it.
- * Logs and goes on if it cannot.
+ * Take the descriptor a CUDA export call handed back: exported is whether the call succeeded,
+ * fd what it gave. 0 when it failed (nothing done: the caller reports the error). When it
+ * succeeded: 0 with fd made close-on-exec, whatever flags the driver gave it, so that programs
+ * this process starts (fork + exec, posix_spawn, system()) never inherit it; or EIO when the
+ * driver gave no descriptor, logged as what (a format naming the call and its addresses)
+ * "succeeded but gave no file descriptor".
  */
-void gdr_backend_keep_from_exec(int fd);
+int gdr_backend_export_take(bool exported, int fd, const char *what, ...)
+	__attribute__((format(printf, 3, 4)));
 /*
  * Before or after a pin that needs a file descriptor: whether one more can be opened, since
  * drivers report running out of them as a generic error. 0, or EMFILE or ENFILE after logging

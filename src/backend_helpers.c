@@ -2,6 +2,8 @@
 /* What several backends do alike, written once (see backend.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -104,11 +106,25 @@ void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len)
 			 "will inherit it", va, strerror(errno));
 }
 
-void gdr_backend_keep_from_exec(int fd)
+int gdr_backend_export_take(bool exported, int fd, const char *what, ...)
 {
+	char call[256];
+	va_list ap;
+
+	if (!exported)
+		return 0;
+	if (fd < 0) {
+		va_start(ap, what);
+		vsnprintf(call, sizeof(call), what, ap);
+		va_end(ap);
+		gdr_err("%s succeeded but gave no file descriptor (%d): the CUDA driver is not "
+			"answering sanely; reinstall or update the NVIDIA driver", call, fd);
+		return EIO;
+	}
 	if (fcntl(fd, F_SETFD, FD_CLOEXEC))
 		gdr_warn("FD_CLOEXEC on exported descriptor %d failed (%s): programs started from "
 			 "this process will inherit it", fd, strerror(errno));
+	return 0;
 }
 
 int gdr_backend_check_fds(const char *held)

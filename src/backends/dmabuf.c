@@ -295,6 +295,11 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 	res = cuda->cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)mh->va, mh->mapped_size,
 						  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
 						  export_flags);
+	/* NVIDIA's driver makes it close-on-exec already; the library does not count on that. */
+	ret = gdr_backend_export_take(res == CUDA_SUCCESS, fd, "gdr_pin_buffer: "
+				      "cuMemGetHandleForAddressRange(0x%llx, %llu) for 0x%lx/%zu",
+				      (unsigned long long)mh->va,
+				      (unsigned long long)mh->mapped_size, req->addr, req->size);
 	gdr_cuda_ctx_leave(cuda, &scope);
 	if (res != CUDA_SUCCESS) {
 		/* Another thread may have taken the last descriptor meanwhile. */
@@ -305,16 +310,8 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		}
 		goto err_free;
 	}
-	if (fd < 0) {
-		gdr_err("gdr_pin_buffer: cuMemGetHandleForAddressRange(0x%llx, %llu) for 0x%lx/%zu "
-			"succeeded but gave no file descriptor (%d): the CUDA driver is not answering "
-			"sanely; reinstall or update the NVIDIA driver", (unsigned long long)mh->va,
-			(unsigned long long)mh->mapped_size, req->addr, req->size, fd);
-		ret = EIO;
+	if (ret)
 		goto err_free;
-	}
-	/* NVIDIA's driver makes it close-on-exec already; the library does not count on that. */
-	gdr_backend_keep_from_exec(fd);
 	pin->fd = fd;
 	pin->fork_fd = gdr_fork_fd_hold(fd);
 	mh->backend_priv = pin;

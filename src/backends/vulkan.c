@@ -284,6 +284,7 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 	size_t range_size = 0;
 	char err[128];
 	CUresult res;
+	int ret;
 
 	res = mapping_range(cuda, req->addr, base, &range_size);
 	if (res != CUDA_SUCCESS) {
@@ -324,6 +325,9 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 	}
 	res = cuda->cuMemExportToShareableHandle(fd, pin->handle,
 						 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+	/* Even before the import, which takes the descriptor over. */
+	ret = gdr_backend_export_take(res == CUDA_SUCCESS, *fd, "vulkan: pin 0x%lx: "
+				      "cuMemExportToShareableHandle", req->addr);
 	if (res != CUDA_SUCCESS) {
 		int fds = gdr_backend_check_fds("the vulkan backend needs one for each pin while "
 						"it imports it");
@@ -337,14 +341,10 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 			vk_vmm_hint);
 		goto err_release;
 	}
-	if (*fd < 0) {
-		gdr_err("vulkan: pin 0x%lx: cuMemExportToShareableHandle succeeded but gave no file "
-			"descriptor (%d): the CUDA driver is not answering sanely; reinstall or update "
-			"the NVIDIA driver", req->addr, *fd);
-		goto err_release;
+	if (ret) {
+		cuda->cuMemRelease(pin->handle);
+		return ret;
 	}
-	/* Even before the import, which takes the descriptor over. */
-	gdr_backend_keep_from_exec(*fd);
 	pin->alloc_size = range_size;
 	return 0;
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_vmm.h"
 #include "gdrapi.h"
@@ -101,6 +102,44 @@ int vulkan_case_refusals(void)
 	CHECK_EQ(cuMemFree(dptr), CUDA_SUCCESS);
 	test_vmm_free(&vmm);
 	test_vmm_free(&nofd);
+	return check_no_leak(&lm);
+}
+
+/* A broken driver's export: it succeeds and gives no descriptor. */
+static int export_no_fd(int fd)
+{
+	close(fd);
+	return -1;
+}
+
+/*
+ * An export that succeeds with no descriptor is the driver's fault (EIO, as a nonsensical
+ * range), not memory the backend cannot pin: refused, saying so, with the handle untouched
+ * and the reference on the allocation given back.
+ */
+int vulkan_case_no_fd(void)
+{
+	struct test_vmm vmm;
+	struct leak_mark lm;
+	gdr_mh_t mh = { 0x77 };
+	const char *log;
+	char want[128];
+	int ret;
+
+	leak_mark_take(&lm);
+	CHECK_EQ(test_vmm_alloc(&vmm, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+		 CUDA_SUCCESS);
+	snprintf(want, sizeof(want), "vulkan: pin 0x%llx: cuMemExportToShareableHandle succeeded "
+		 "but gave no file descriptor (-1)", (unsigned long long)vmm.ptr);
+	simcuda_set_export_hook(export_no_fd);
+	test_capture_begin();
+	ret = gdr_pin_buffer_v2(vk_gdr, vmm.ptr, 65536, 0, &mh);
+	log = test_capture_end();
+	simcuda_set_export_hook(NULL);
+	EXPECT_ERR(ret, EIO);
+	EXPECT(strstr(log, want) != NULL, "the log lacks \"%s\": %s", want, log);
+	EXPECT(mh.h == 0x77, "the handle was changed to 0x%lx", mh.h);
+	test_vmm_free(&vmm);
 	return check_no_leak(&lm);
 }
 
