@@ -146,12 +146,18 @@ size_t gdr_backend_map_length(const struct gdr *g, size_t size);
  */
 void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len);
 /*
- * Take the descriptor a CUDA export call handed back: exported is whether the call succeeded,
- * fd what it gave. 0 when it failed (nothing done: the caller reports the error). When it
- * succeeded: 0 with fd made close-on-exec, whatever flags the driver gave it, so that programs
- * this process starts (fork + exec, posix_spawn, system()) never inherit it; or EIO when the
- * driver gave no descriptor, logged as what (a format naming the call and its addresses)
- * "succeeded but gave no file descriptor".
+ * Just before a CUDA call that exports a descriptor: fork() in other threads waits from here
+ * until gdr_backend_export_take has made it close-on-exec (fork.h: why, and what it cannot
+ * cover). Only the export call may come between the two.
+ */
+void gdr_backend_export_begin(void);
+/*
+ * Take the descriptor a CUDA export call handed back, and let fork() go on: exported is whether
+ * the call succeeded, fd what it gave. 0 when it failed (nothing done: the caller reports the
+ * error). When it succeeded: 0 with fd made close-on-exec, whatever flags the driver gave it, so
+ * that programs this process starts (fork + exec, posix_spawn, system()) never inherit it; or
+ * EIO when the driver gave no descriptor, logged as what (a format naming the call and its
+ * addresses) "succeeded but gave no file descriptor".
  */
 int gdr_backend_export_take(bool exported, int fd, const char *what, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "fork.h"
 #include "gdr.h"
 #include "log.h"
 
@@ -106,11 +107,20 @@ void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len)
 			 "will inherit it", va, strerror(errno));
 }
 
+void gdr_backend_export_begin(void)
+{
+	gdr_fork_hold_off();
+}
+
 int gdr_backend_export_take(bool exported, int fd, const char *what, ...)
 {
 	char call[256];
 	va_list ap;
+	int err;
 
+	/* fork() waits from the export until here: no logging or anything else before this. */
+	err = exported && fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) ? errno : 0;
+	gdr_fork_allow();
 	if (!exported)
 		return 0;
 	if (fd < 0) {
@@ -121,9 +131,9 @@ int gdr_backend_export_take(bool exported, int fd, const char *what, ...)
 			"answering sanely; reinstall or update the NVIDIA driver", call, fd);
 		return EIO;
 	}
-	if (fcntl(fd, F_SETFD, FD_CLOEXEC))
+	if (err)
 		gdr_warn("FD_CLOEXEC on exported descriptor %d failed (%s): programs started from "
-			 "this process will inherit it", fd, strerror(errno));
+			 "this process will inherit it", fd, strerror(err));
 	return 0;
 }
 

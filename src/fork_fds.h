@@ -16,7 +16,8 @@
  * and inode, and the child closes only a descriptor that still names that file.
  *
  * Only fork() runs the handler: programs started with posix_spawn, vfork or system() lose the
- * descriptors to close-on-exec, which the library sets on all of them. A fork while another
+ * descriptors to close-on-exec, which the library sets on all of them (on one a driver exports,
+ * not before the export returns: fork.h). A fork while another
  * thread is between opening a descriptor and registering it, or between dropping and closing
  * one, hands that one descriptor to the child as before.
  */

@@ -292,6 +292,7 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		goto err_free;
 	}
 	set_export_range(g, cuda, mh, req, &alloc);
+	gdr_backend_export_begin();
 	res = cuda->cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)mh->va, mh->mapped_size,
 						  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
 						  export_flags);

@@ -323,6 +323,7 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 			"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; %s", req->addr, vk_vmm_hint);
 		goto err_release;
 	}
+	gdr_backend_export_begin();
 	res = cuda->cuMemExportToShareableHandle(fd, pin->handle,
 						 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
 	/* Even before the import, which takes the descriptor over. */
