@@ -140,11 +140,15 @@ bool gdr_backend_range_holds(uint64_t base, uint64_t len, uint64_t addr);
 /* The length to map or unmap for size bytes of a pin: whole host pages. */
 size_t gdr_backend_map_length(const struct gdr *g, size_t size);
 /*
- * Keep a CPU mapping of GPU memory out of fork children, as gdrdrv's VM_DONTCOPY does: a child
- * touching it faults instead of reaching memory it never pinned: every host page that
- * [va, va + len) touches. Logs and goes on if it cannot.
+ * Around the call that maps GPU memory for the CPU (mmap, vkMapMemory): fork() in other threads
+ * waits from gdr_backend_map_begin until gdr_backend_map_end has kept the mapping out of fork
+ * children, as gdrdrv's VM_DONTCOPY does: a child touching it faults instead of reaching memory
+ * it never pinned, and does not hold the memory up. va is the mapping (every host page that
+ * [va, va + len) touches), or NULL where the call failed: the window just ends. Logs and goes
+ * on if madvise fails. Only the mapping call may come between the two (fork.h).
  */
-void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len);
+void gdr_backend_map_begin(void);
+void gdr_backend_map_end(const struct gdr *g, void *va, size_t len);
 /*
  * Just before a CUDA call that exports a descriptor: fork() in other threads waits from here
  * until gdr_backend_export_take has made it close-on-exec (fork.h: why, and what it cannot

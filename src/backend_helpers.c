@@ -93,7 +93,12 @@ size_t gdr_backend_map_length(const struct gdr *g, size_t size)
 	return align_up(size, g->host_page_size);
 }
 
-void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len)
+void gdr_backend_map_begin(void)
+{
+	gdr_fork_hold_off();
+}
+
+void gdr_backend_map_end(const struct gdr *g, void *va, size_t len)
 {
 	/*
 	 * A Vulkan driver's pointer need only be minMemoryMapAlignment-aligned (64 bytes): the
@@ -101,10 +106,12 @@ void gdr_backend_keep_from_fork(const struct gdr *g, void *va, size_t len)
 	 */
 	uint64_t start = align_down((uintptr_t)va, g->host_page_size);
 	uint64_t end = align_up((uintptr_t)va + len, g->host_page_size);
+	int err = va && madvise((void *)(uintptr_t)start, end - start, MADV_DONTFORK) ? errno : 0;
 
-	if (madvise((void *)(uintptr_t)start, end - start, MADV_DONTFORK))
+	gdr_fork_allow();
+	if (err)
 		gdr_warn("madvise(MADV_DONTFORK) of the mapping at %p failed (%s): fork children "
-			 "will inherit it", va, strerror(errno));
+			 "will inherit it", va, strerror(err));
 }
 
 void gdr_backend_export_begin(void)

@@ -109,8 +109,8 @@ static void hold_off_parent(void)
 	if (atomic_fetch_sub(&forking, 1) == 1)
 		futex_wake_all(&forking);
 	if (hold_off_timed_out)
-		gdr_warn("fork() waited 1 s for a CUDA export under way on another thread, and went "
-			 "on: the child may hold that descriptor without close-on-exec");
+		gdr_warn("fork() waited 1 s for a CUDA export or GPU mapping under way, and went "
+			 "on: the child may hold that descriptor or mapping");
 	errno = saved;
 }
 
@@ -144,7 +144,7 @@ void gdr_fork_hold_off(void)
 	}
 }
 
-/* Stops at 0: in a child forked from inside an export, that export was not counted (above). */
+/* Stops at 0: a child forked from inside does not count its own thread (above). */
 void gdr_fork_allow(void)
 {
 	int n = atomic_load(&exporting);

@@ -378,9 +378,11 @@ static int dmabuf_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 
 	if (!map_flags_ok(mh, flags, pin->type))
 		return EINVAL;
+	gdr_backend_map_begin();
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, pin->fd, 0);
+	err = errno;
+	gdr_backend_map_end(g, p == MAP_FAILED ? NULL : p, len);
 	if (p == MAP_FAILED) {
-		err = errno;
 		if (err == KERNEL_ENOTSUPP || err == EINVAL || err == ENODEV || err == ENOTSUP) {
 			gdr_err("gdr_map: mmap of the dma-buf of 0x%lx failed (errno %d): this CUDA "
 				"driver does not allow mmap of dma-buf memory; driver R610 (CUDA "
@@ -391,7 +393,6 @@ static int dmabuf_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 			mh->addr, strerror(err));
 		return err;
 	}
-	gdr_backend_keep_from_fork(g, p, len);
 	*va = p;
 	*type = pin->type;
 	return 0;

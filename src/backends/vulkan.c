@@ -468,7 +468,9 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 	}
 	if (len > pin->alloc_size - pin->offset)
 		len = pin->alloc_size - pin->offset;
+	gdr_backend_map_begin();
 	r = gpu->vkMapMemory(gpu->device, pin->memory, pin->offset, len, 0, &p);
+	gdr_backend_map_end(g, r == VK_SUCCESS ? p : NULL, len);
 	if (r != VK_SUCCESS) {
 		gdr_err("vulkan: vkMapMemory(%llu bytes at %llu) failed (%s)",
 			(unsigned long long)len, (unsigned long long)pin->offset, vk_result_name(r));
@@ -482,7 +484,6 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 			(unsigned long long)len, (unsigned long long)pin->offset);
 		return EIO;
 	}
-	gdr_backend_keep_from_fork(g, p, len);
 	*va = p;
 	*type = GDR_MAPPING_TYPE_WC;
 	return 0;

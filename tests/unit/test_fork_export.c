@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A fork() by another thread while a pin's CUDA export is under way: the descriptor the driver
- * just handed back must reach the child close-on-exec (or not at all), whatever flags the driver
- * gave it, or a program the child executes holds a reference to the GPU memory for its lifetime.
- * The simulated driver's export hook (simcuda.h) clears FD_CLOEXEC, as a driver that does not set
- * it would, and stalls until another thread's fork() has returned, or for STALL_MS when fork()
- * waits for the export to finish, as it should. Each backend that exports: vulkan
+ * A fork() by another thread inside the library's windows, where it has just got something from
+ * a driver that fork children must not get, and has not yet made sure they will not:
+ * - a pin's CUDA export: the descriptor must reach the child close-on-exec (or not at all),
+ *   whatever flags the driver gave it, or a program the child executes holds a reference to the
+ *   GPU memory for its lifetime. The simulated driver's export hook (simcuda.h) clears
+ *   FD_CLOEXEC, as a driver that does not set it would, and stalls there;
+ * - a map, before MADV_DONTFORK: the child must not get the mapping (it would keep the GPU
+ *   memory, and reach it). This program's madvise stalls before the library's.
+ * Each stall lasts until another thread's fork() has returned, or STALL_MS when fork() waits
+ * for the window to close, as it should. Both backends that export: vulkan
  * (cuMemExportToShareableHandle, on lavapipe) and dmabuf (cuMemGetHandleForAddressRange).
  * Then a fork from a signal handler on the exporting thread itself, which must not deadlock.
  */
@@ -13,9 +17,14 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,16 +38,20 @@
 /* Longer than fork() takes when nothing holds it up; shorter than the library lets it wait. */
 #define STALL_MS 300
 
-enum stage { IDLE, EXPORTING, FORK_CALLED, FORKED };
+enum stage { IDLE, IN_WINDOW, FORK_CALLED, FORKED };
 
-/* The export (main thread, in the hook) and the forking thread; under lock. */
+/* The window (main thread, stalled in it) and the forking thread; under lock. */
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	enum stage stage;
-	int fd;			/* the descriptor the export made */
+	int fd;			/* the descriptor the export made, or -1 */
+	void *map;		/* the mapping being kept out of children, or NULL */
 	int child_status;	/* the fork child's exit status */
 } race = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .fd = -1 };
+
+/* Stall gdr_map's madvise(MADV_DONTFORK) (below). */
+static _Atomic bool stall_madvise;
 
 static void set_stage(enum stage s)
 {
@@ -46,14 +59,13 @@ static void set_stage(enum stage s)
 	pthread_cond_broadcast(&race.cond);
 }
 
-static int stall_export(int fd)
+/* In the window: let the other thread fork, and wait until its fork() returns, or STALL_MS. */
+static void stall_for_fork(void)
 {
 	struct timespec until;
 
-	fcntl(fd, F_SETFD, 0);
 	pthread_mutex_lock(&race.lock);
-	race.fd = fd;
-	set_stage(EXPORTING);
+	set_stage(IN_WINDOW);
 	while (race.stage < FORK_CALLED)
 		pthread_cond_wait(&race.cond, &race.lock);
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -64,18 +76,45 @@ static int stall_export(int fd)
 		if (pthread_cond_timedwait(&race.cond, &race.lock, &until) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&race.lock);
+}
+
+static int stall_export(int fd)
+{
+	fcntl(fd, F_SETFD, 0);
+	race.fd = fd;
+	stall_for_fork();
 	return fd;
 }
 
-/* Exit 1 when the export's descriptor is open and would outlive exec. */
-static void child_checks_fd(void)
+/*
+ * The library's madvise (this program's definition comes first): gdr_map marks its mapping
+ * MADV_DONTFORK as soon as it has it; stall just before, while armed.
+ */
+int madvise(void *addr, size_t len, int advice)
 {
-	int flags = fcntl(race.fd, F_GETFD);
-
-	_exit(flags >= 0 && !(flags & FD_CLOEXEC) ? 1 : 0);
+	if (advice == MADV_DONTFORK && atomic_exchange(&stall_madvise, false)) {
+		race.map = addr;
+		stall_for_fork();
+	}
+	return (int)syscall(SYS_madvise, addr, len, advice);
 }
 
-static void *fork_during_export(void *arg)
+/* Exit 1 when the child has the export's descriptor open past exec, or the mapping. */
+static void child_checks(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int flags = race.fd >= 0 ? fcntl(race.fd, F_GETFD) : -1;
+	unsigned char vec;
+
+	if (flags >= 0 && !(flags & FD_CLOEXEC))
+		_exit(1);
+	if (race.map && !mincore((void *)((uintptr_t)race.map & ~(uintptr_t)(page - 1)), 1,
+				 &vec))
+		_exit(2);
+	_exit(0);
+}
+
+static void *fork_in_window(void *arg)
 {
 	pid_t pid;
 
@@ -83,7 +122,7 @@ static void *fork_during_export(void *arg)
 	pthread_mutex_lock(&race.lock);
 	while (race.stage == IDLE)
 		pthread_cond_wait(&race.cond, &race.lock);
-	if (race.stage != EXPORTING) {	/* the pin failed before it exported */
+	if (race.stage != IN_WINDOW) {	/* the call failed before its window */
 		pthread_mutex_unlock(&race.lock);
 		return NULL;
 	}
@@ -91,7 +130,7 @@ static void *fork_during_export(void *arg)
 	pthread_mutex_unlock(&race.lock);
 	pid = fork();
 	if (pid == 0)
-		child_checks_fd();
+		child_checks();
 	pthread_mutex_lock(&race.lock);
 	set_stage(FORKED);
 	pthread_mutex_unlock(&race.lock);
@@ -99,33 +138,61 @@ static void *fork_during_export(void *arg)
 	return NULL;
 }
 
-/* Pin [addr, addr + size) through a gdr_t of backend while another thread forks. */
-static int pin_while_forking(const char *backend, unsigned long addr, size_t size)
+static int start_forker(pthread_t *forker)
+{
+	race.stage = IDLE;
+	race.fd = -1;
+	race.map = NULL;
+	race.child_status = -1;
+	CHECK(!pthread_create(forker, NULL, fork_in_window, NULL));
+	return TEST_PASS;
+}
+
+/* After the call that ret says how it went: the thread has forked in its window. */
+static int join_forker(pthread_t forker, int ret)
+{
+	pthread_mutex_lock(&race.lock);
+	if (race.stage == IDLE)
+		set_stage(FORKED);	/* no window: the thread ends without a fork */
+	pthread_mutex_unlock(&race.lock);
+	pthread_join(forker, NULL);
+	CHECK_ERR(ret, 0);
+	CHECK(race.stage == FORKED);
+	return TEST_PASS;
+}
+
+/*
+ * Pin [addr, addr + size) through a gdr_t of backend while another thread forks during the
+ * export, then map it while another thread forks before the mapping is kept from children.
+ */
+static int pin_map_while_forking(const char *backend, unsigned long addr, size_t size)
 {
 	pthread_t forker;
 	gdr_t g;
 	gdr_mh_t mh;
+	void *va;
 	int ret;
 
 	setenv("GDRCOPY_BACKEND", backend, 1);
 	g = gdr_open();
 	CHECK(g, "gdr_open with GDRCOPY_BACKEND=%s failed", backend);
-	race.stage = IDLE;
-	race.fd = -1;
-	CHECK(!pthread_create(&forker, NULL, fork_during_export, NULL));
+	CHECK_PASS(start_forker(&forker));
 	simcuda_set_export_hook(stall_export);
 	ret = gdr_pin_buffer_v2(g, addr, size, 0, &mh);
 	simcuda_set_export_hook(NULL);
-	pthread_mutex_lock(&race.lock);
-	if (race.stage == IDLE)
-		set_stage(FORKED);	/* no export: the thread ends without a fork */
-	pthread_mutex_unlock(&race.lock);
-	pthread_join(forker, NULL);
-	CHECK_ERR(ret, 0);
-	EXPECT(race.stage == FORKED);
+	CHECK_PASS(join_forker(forker, ret));
 	EXPECT(race.child_status == 0, "the descriptor the export made (%d) was open in the fork "
 	       "child without FD_CLOEXEC (child status %d): a program the child executes keeps "
 	       "the GPU memory", race.fd, race.child_status);
+
+	CHECK_PASS(start_forker(&forker));
+	atomic_store(&stall_madvise, true);
+	ret = gdr_map(g, mh, &va, size);
+	atomic_store(&stall_madvise, false);
+	CHECK_PASS(join_forker(forker, ret));
+	EXPECT(race.child_status == 0, "the mapping at %p was in the fork child (child status "
+	       "%d): the child keeps the GPU memory and reaches it", race.map, race.child_status);
+	EXPECT_ERR(gdr_unmap(g, mh, va, size), 0);
 	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
 	EXPECT_ERR(gdr_close(g), 0);
 	return TEST_PASS;
@@ -140,7 +207,7 @@ static int case_vulkan(void)
 		return test_skip("%s", test_lavapipe_missing());
 	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
 		 CUDA_SUCCESS);
-	ret = pin_while_forking("vulkan", m.ptr, 65536);
+	ret = pin_map_while_forking("vulkan", m.ptr, 65536);
 	test_vmm_free(&m);
 	return ret;
 }
@@ -151,7 +218,7 @@ static int case_dmabuf(void)
 	int ret;
 
 	CHECK_EQ(cuMemAlloc(&buf, 2 * MiB), CUDA_SUCCESS);
-	ret = pin_while_forking("dmabuf", buf, 65536);
+	ret = pin_map_while_forking("dmabuf", buf, 65536);
 	cuMemFree(buf);
 	return ret;
 }
