@@ -22,6 +22,7 @@
 
 struct gdr;
 struct gdr_memh;
+struct gdr_fork_fd;
 
 struct gdr_pin_request {
 	unsigned long addr;
@@ -159,12 +160,14 @@ void gdr_backend_export_begin(void);
  * Take the descriptor a CUDA export call handed back, and let fork() go on: exported is whether
  * the call succeeded, fd what it gave. 0 when it failed (nothing done: the caller reports the
  * error). When it succeeded: 0 with fd made close-on-exec, whatever flags the driver gave it, so
- * that programs this process starts (fork + exec, posix_spawn, system()) never inherit it; or
- * EIO when the driver gave no descriptor, logged as what (a format naming the call and its
- * addresses) "succeeded but gave no file descriptor".
+ * that programs this process starts (fork + exec, posix_spawn, system()) never inherit it, and,
+ * where hold is not NULL (a descriptor the library keeps), registered in *hold to be closed in
+ * fork children (fork_fds.h) before fork() goes on; or EIO when the driver gave no descriptor,
+ * logged as what (a format naming the call and its addresses) "succeeded but gave no file
+ * descriptor".
  */
-int gdr_backend_export_take(bool exported, int fd, const char *what, ...)
-	__attribute__((format(printf, 3, 4)));
+int gdr_backend_export_take(bool exported, int fd, struct gdr_fork_fd **hold, const char *what,
+			    ...) __attribute__((format(printf, 4, 5)));
 /*
  * Before or after a pin that needs a file descriptor: whether one more can be opened, since
  * drivers report running out of them as a generic error. 0, or EMFILE or ENFILE after logging

@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "fork.h"
+#include "fork_fds.h"
 #include "gdr.h"
 #include "log.h"
 
@@ -119,14 +120,17 @@ void gdr_backend_export_begin(void)
 	gdr_fork_hold_off();
 }
 
-int gdr_backend_export_take(bool exported, int fd, const char *what, ...)
+int gdr_backend_export_take(bool exported, int fd, struct gdr_fork_fd **hold, const char *what,
+			    ...)
 {
 	char call[256];
 	va_list ap;
 	int err;
 
-	/* fork() waits from the export until here: no logging or anything else before this. */
+	/* fork() waits from the export until here: nothing else before this but the registration. */
 	err = exported && fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) ? errno : 0;
+	if (hold)
+		*hold = exported && fd >= 0 ? gdr_fork_fd_hold(fd) : NULL;
 	gdr_fork_allow();
 	if (!exported)
 		return 0;

@@ -17,9 +17,13 @@
  *
  * Only fork() runs the handler: programs started with posix_spawn, vfork or system() lose the
  * descriptors to close-on-exec, which the library sets on all of them (on one a driver exports,
- * not before the export returns: fork.h). A fork while another
- * thread is between opening a descriptor and registering it, or between dropping and closing
- * one, hands that one descriptor to the child as before.
+ * not before the export returns: fork.h). A dma-buf descriptor is registered before fork() may
+ * go on after its export (gdr_backend_export_take). A fork while another thread is between
+ * opening gdrdrv's device file and registering it (gdr_open), or between dropping a descriptor
+ * and closing it, hands that one descriptor to the child as before: the fork hold-off is kept
+ * to CUDA's calls, so that its fork handler is registered after CUDA's (fork.h). Vulkan's
+ * exported descriptor is never registered: its import closes it, and a child forked until then
+ * keeps it (close-on-exec) until it exits.
  */
 #ifndef GDR_FORK_FDS_H
 #define GDR_FORK_FDS_H

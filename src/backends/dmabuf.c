@@ -297,7 +297,7 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 						  CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
 						  export_flags);
 	/* NVIDIA's driver makes it close-on-exec already; the library does not count on that. */
-	ret = gdr_backend_export_take(res == CUDA_SUCCESS, fd, "gdr_pin_buffer: "
+	ret = gdr_backend_export_take(res == CUDA_SUCCESS, fd, &pin->fork_fd, "gdr_pin_buffer: "
 				      "cuMemGetHandleForAddressRange(0x%llx, %llu) for 0x%lx/%zu",
 				      (unsigned long long)mh->va,
 				      (unsigned long long)mh->mapped_size, req->addr, req->size);
@@ -314,7 +314,6 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 	if (ret)
 		goto err_free;
 	pin->fd = fd;
-	pin->fork_fd = gdr_fork_fd_hold(fd);
 	mh->backend_priv = pin;
 	st->pins++;
 	gdr_dbg("dmabuf: pinned 0x%lx/%zu as [0x%llx, 0x%llx), fd %d, %s", req->addr, req->size,

@@ -327,7 +327,7 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 	res = cuda->cuMemExportToShareableHandle(fd, pin->handle,
 						 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
 	/* Even before the import, which takes the descriptor over. */
-	ret = gdr_backend_export_take(res == CUDA_SUCCESS, *fd, "vulkan: pin 0x%lx: "
+	ret = gdr_backend_export_take(res == CUDA_SUCCESS, *fd, NULL, "vulkan: pin 0x%lx: "
 				      "cuMemExportToShareableHandle", req->addr);
 	if (res != CUDA_SUCCESS) {
 		int fds = gdr_backend_check_fds("the vulkan backend needs one for each pin while "

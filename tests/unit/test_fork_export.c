@@ -5,7 +5,9 @@
  * - a pin's CUDA export: the descriptor must reach the child close-on-exec (or not at all),
  *   whatever flags the driver gave it, or a program the child executes holds a reference to the
  *   GPU memory for its lifetime. The simulated driver's export hook (simcuda.h) clears
- *   FD_CLOEXEC, as a driver that does not set it would, and stalls there;
+ *   FD_CLOEXEC, as a driver that does not set it would, and stalls there. dmabuf's, which
+ *   the library keeps, must not reach the child at all: it is registered for the fork handler
+ *   to close before fork() may go on;
  * - a map, before MADV_DONTFORK: the child must not get the mapping (it would keep the GPU
  *   memory, and reach it). This program's madvise stalls before the library's.
  * Each stall lasts until another thread's fork() has returned, or STALL_MS when fork() waits
@@ -13,6 +15,7 @@
  * (cuMemExportToShareableHandle, on lavapipe) and dmabuf (cuMemGetHandleForAddressRange).
  * Then a fork from a signal handler on the exporting thread itself, which must not deadlock.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,12 +50,15 @@ static struct {
 	pthread_cond_t cond;
 	enum stage stage;
 	int fd;			/* the descriptor the export made, or -1 */
+	bool fd_kept;		/* the library keeps it (dmabuf): the child must not have it */
 	void *map;		/* the mapping being kept out of children, or NULL */
 	int child_status;	/* the fork child's exit status */
 } race = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .fd = -1 };
 
 /* Stall gdr_map's madvise(MADV_DONTFORK) (below). */
 static _Atomic bool stall_madvise;
+/* Stall the fstat of the export's descriptor that registers it for fork children (below). */
+static _Atomic bool stall_fstat;
 
 static void set_stage(enum stage s)
 {
@@ -59,15 +66,12 @@ static void set_stage(enum stage s)
 	pthread_cond_broadcast(&race.cond);
 }
 
-/* In the window: let the other thread fork, and wait until its fork() returns, or STALL_MS. */
-static void stall_for_fork(void)
+/* The other thread has called fork(): wait until it returns, or STALL_MS while it waits. */
+static void stall_until_forked(void)
 {
 	struct timespec until;
 
 	pthread_mutex_lock(&race.lock);
-	set_stage(IN_WINDOW);
-	while (race.stage < FORK_CALLED)
-		pthread_cond_wait(&race.cond, &race.lock);
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_nsec += STALL_MS * 1000000L;
 	until.tv_sec += until.tv_nsec / 1000000000L;
@@ -76,6 +80,17 @@ static void stall_for_fork(void)
 		if (pthread_cond_timedwait(&race.cond, &race.lock, &until) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&race.lock);
+}
+
+/* In the window: let the other thread fork, and wait until its fork() returns, or STALL_MS. */
+static void stall_for_fork(void)
+{
+	pthread_mutex_lock(&race.lock);
+	set_stage(IN_WINDOW);
+	while (race.stage < FORK_CALLED)
+		pthread_cond_wait(&race.cond, &race.lock);
+	pthread_mutex_unlock(&race.lock);
+	stall_until_forked();
 }
 
 static int stall_export(int fd)
@@ -99,7 +114,26 @@ int madvise(void *addr, size_t len, int advice)
 	return (int)syscall(SYS_madvise, addr, len, advice);
 }
 
-/* Exit 1 when the child has the export's descriptor open past exec, or the mapping. */
+/*
+ * The library's fstat, which registers a descriptor it keeps for closing in fork children
+ * (fork_fds.c): while armed, stall before the export's, so that a fork() the library lets go
+ * on before the registration happens before it, deterministically.
+ */
+int fstat(int fd, struct stat *st)
+{
+	static int (*next)(int, struct stat *);
+
+	if (fd >= 0 && fd == race.fd && atomic_exchange(&stall_fstat, false))
+		stall_until_forked();
+	if (!next)
+		next = (int (*)(int, struct stat *))dlsym(RTLD_NEXT, "fstat");
+	return next(fd, st);
+}
+
+/*
+ * Exit 1 when the child has the export's descriptor open past exec, 3 when it has one the
+ * library keeps (the fork handler closes those), 2 when it has the mapping.
+ */
 static void child_checks(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -108,6 +142,8 @@ static void child_checks(void)
 
 	if (flags >= 0 && !(flags & FD_CLOEXEC))
 		_exit(1);
+	if (flags >= 0 && race.fd_kept)
+		_exit(3);
 	if (race.map && !mincore((void *)((uintptr_t)race.map & ~(uintptr_t)(page - 1)), 1,
 				 &vec))
 		_exit(2);
@@ -165,7 +201,8 @@ static int join_forker(pthread_t forker, int ret)
  * Pin [addr, addr + size) through a gdr_t of backend while another thread forks during the
  * export, then map it while another thread forks before the mapping is kept from children.
  */
-static int pin_map_while_forking(const char *backend, unsigned long addr, size_t size)
+static int pin_map_while_forking(const char *backend, bool fd_kept, unsigned long addr,
+				 size_t size)
 {
 	pthread_t forker;
 	gdr_t g;
@@ -177,13 +214,22 @@ static int pin_map_while_forking(const char *backend, unsigned long addr, size_t
 	g = gdr_open();
 	CHECK(g, "gdr_open with GDRCOPY_BACKEND=%s failed", backend);
 	CHECK_PASS(start_forker(&forker));
+	race.fd_kept = fd_kept;
+	atomic_store(&stall_fstat, fd_kept);
 	simcuda_set_export_hook(stall_export);
 	ret = gdr_pin_buffer_v2(g, addr, size, 0, &mh);
 	simcuda_set_export_hook(NULL);
+	atomic_store(&stall_fstat, false);
 	CHECK_PASS(join_forker(forker, ret));
-	EXPECT(race.child_status == 0, "the descriptor the export made (%d) was open in the fork "
-	       "child without FD_CLOEXEC (child status %d): a program the child executes keeps "
-	       "the GPU memory", race.fd, race.child_status);
+	EXPECT(race.child_status != 1, "the descriptor the export made (%d) was open in the fork "
+	       "child without FD_CLOEXEC: a program the child executes keeps the GPU memory",
+	       race.fd);
+	EXPECT(race.child_status != 3, "the descriptor the export made (%d), which the library "
+	       "keeps, was open in the fork child: it was registered for closing in children "
+	       "after fork() went on, and the child keeps the pin", race.fd);
+	EXPECT(race.child_status == 0 || race.child_status == 1 || race.child_status == 3,
+	       "the fork child ended with status %d", race.child_status);
+	race.fd_kept = false;
 
 	CHECK_PASS(start_forker(&forker));
 	atomic_store(&stall_madvise, true);
@@ -207,7 +253,8 @@ static int case_vulkan(void)
 		return test_skip("%s", test_lavapipe_missing());
 	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
 		 CUDA_SUCCESS);
-	ret = pin_map_while_forking("vulkan", m.ptr, 65536);
+	/* Its import takes the descriptor over: it is never registered (fork_fds.h). */
+	ret = pin_map_while_forking("vulkan", false, m.ptr, 65536);
 	test_vmm_free(&m);
 	return ret;
 }
@@ -218,7 +265,7 @@ static int case_dmabuf(void)
 	int ret;
 
 	CHECK_EQ(cuMemAlloc(&buf, 2 * MiB), CUDA_SUCCESS);
-	ret = pin_map_while_forking("dmabuf", buf, 65536);
+	ret = pin_map_while_forking("dmabuf", true, buf, 65536);
 	cuMemFree(buf);
 	return ret;
 }
