@@ -160,14 +160,16 @@ static void gdrdrv_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 
 /*
  * Map the GPU page around the fault, as far as it lies in the VMA. The VMA may be a piece of a
- * split mapping: its vm_pgoff says where it starts in the MR.
+ * split mapping: its vm_pgoff says where it starts in the MR. The bounds are measured from the
+ * fault, never from where the GPU page would begin: a piece moved to an address below its
+ * offset in the GPU page (mremap to a low address) would wrap that start around.
  */
 static vm_fault_t gdrdrv_vma_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct gdrdrv_mr *mr = vma->vm_private_data;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
-	unsigned long addr, first, end;
+	unsigned long addr, start, end, in_page;
 	u64 off, phys;
 
 	down_read(&mr->sem);
@@ -176,11 +178,15 @@ static vm_fault_t gdrdrv_vma_fault(struct vm_fault *vmf)
 	off = ((u64)(vma->vm_pgoff - mr->handle) << PAGE_SHIFT) + (vmf->address - vma->vm_start);
 	if (off >> GDRDRV_GPU_PAGE_SHIFT >= mr->page_table->entries)
 		goto out_unlock;
-	phys = mr->page_table->pages[off >> GDRDRV_GPU_PAGE_SHIFT]->physical_address;
-	first = vmf->address - (off & GDRDRV_GPU_PAGE_OFFSET);
-	end = min_t(unsigned long, first + GDRDRV_GPU_PAGE_SIZE, vma->vm_end);
-	for (addr = max(first, vma->vm_start); addr < end; addr += PAGE_SIZE) {
-		ret = vmf_insert_pfn(vma, addr, (phys + (addr - first)) >> PAGE_SHIFT);
+	in_page = off & GDRDRV_GPU_PAGE_OFFSET;
+	start = vmf->address - min(in_page, vmf->address - vma->vm_start);
+	end = vmf->address + min_t(unsigned long, GDRDRV_GPU_PAGE_SIZE - in_page,
+				   vma->vm_end - vmf->address);
+	/* The physical address of start. */
+	phys = mr->page_table->pages[off >> GDRDRV_GPU_PAGE_SHIFT]->physical_address + in_page -
+	       (vmf->address - start);
+	for (addr = start; addr < end; addr += PAGE_SIZE) {
+		ret = vmf_insert_pfn(vma, addr, (phys + (addr - start)) >> PAGE_SHIFT);
 		if (ret != VM_FAULT_NOPAGE)
 			break;
 	}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 
 #include "vmtest.h"
 
@@ -276,6 +277,54 @@ static int case_data_validation_partial_map(void)
 }
 
 /*
+ * A piece of a mapping that starts inside a GPU page, moved by mremap to an address lower than
+ * its offset in that GPU page (root may map there; so may anyone where vm.mmap_min_addr is
+ * 4096, RHEL's default), shows the memory it mapped before. The fault handler computed where
+ * the GPU page would begin in the piece's new place, below address 0: the value wrapped, no
+ * page table entry was made, and a read of pinned memory raised SIGBUS.
+ */
+static int case_data_validation_moved_low(void)
+{
+	const uintptr_t low = 0x4000;
+	const size_t piece = 0x8000;	/* where the piece starts in the GPU page, above low */
+	uint32_t want = 0x10e4a11, got = 0;
+	struct nvp2p_sim_alloc a;
+	uint64_t h;
+	char *map;
+	void *q;
+	int fd, err, sig;
+
+	if (CPU_PAGE > low)
+		return test_skip("%zu-byte CPU pages: no piece of a mapping starts at 0x%zx",
+				 CPU_PAGE, piece);
+	fd = vm_gdrdrv_open();
+	CHECK(fd >= 0, "open");
+	CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
+	CHECK_OK(vm_sim_write(a.va + piece, &want, sizeof(want)));
+	CHECK_OK(vm_raw_pin(fd, a.va, GPU_PAGE, 0, &h));
+	map = vm_raw_map(fd, h, GPU_PAGE, &err);
+	CHECK(map, "mmap: %s", strerror(err));
+	/* Untouched, the piece moves without page table entries and faults where it lands. */
+	q = mremap(map + piece, CPU_PAGE, CPU_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)low);
+	if (q == MAP_FAILED && (errno == EPERM || errno == EACCES))
+		return test_skip("this process may not map at %#lx: %s", (unsigned long)low,
+				 strerror(errno));
+	CHECK(q == (void *)low, "mremap to %#lx: %s", (unsigned long)low, strerror(errno));
+	sig = vm_try_read32(q, &got);
+	CHECK(sig == 0, "a read of the moved piece raised signal %d", sig);
+	CHECK(got == want, "the moved piece shows %#x, the memory holds %#x", got, want);
+	CHECK(vm_try_write32((char *)q + 4, ~want) == 0, "a store through the moved piece faulted");
+	CHECK_OK(vm_sim_read(a.va + piece + 4, &got, sizeof(got)));
+	CHECK(got == ~want, "the store through the moved piece left %#x", got);
+	/* The rest of the GPU page, where it stayed. */
+	CHECK(vm_try_read32(map + piece + CPU_PAGE, &got) == 0, "a read next to the hole faulted");
+	CHECK(munmap(q, CPU_PAGE) == 0 && munmap(map, GPU_PAGE) == 0, "munmap");
+	CHECK_OK(vm_raw_unpin(fd, h));
+	CHECK_OK(vm_free(a.va));
+	return TEST_PASS;
+}
+
+/*
  * Whether gdrdrv maps coherent GPU memory cached on this CPU (gdrdrv_detect_platform): arm64
  * (Grace) on a board without BlueField-3, as QEMU's virt, and POWER9; not POWER8, never x86.
  */
@@ -380,6 +429,7 @@ const struct vm_case vm_cases[] = {
 	{ "data_validation_contiguous", case_data_validation_contiguous, "pn" },
 	{ "data_validation_large", case_data_validation_large, "pn" },
 	{ "data_validation_partial_map", case_data_validation_partial_map, "pn" },
+	{ "data_validation_moved_low", case_data_validation_moved_low, "pn" },
 	{ "data_validation_cacheable", case_data_validation_cacheable, "pn" },
 	{ "data_validation_mix_mappings", case_data_validation_mix_mappings, "pn" },
 	{ NULL, NULL, NULL },
