@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "handle.h"
+#include "log.h"
 
 /*
  * h = generation << INDEX_BITS | (slot index + 1), the slot's position (handle.h). Chunks of
@@ -26,15 +27,26 @@ _Static_assert(sizeof(unsigned long) == 8, "gdr_mh_t.h must hold 64 bits");
 
 #ifdef GDR_WITH_TEST_HOOKS
 uint64_t gdr_handle_test_generation_floor;
+uint32_t gdr_handle_test_max_slots;
 
 static uint64_t next_generation(uint64_t last)
 {
 	return (last < gdr_handle_test_generation_floor ? gdr_handle_test_generation_floor : last) + 1;
 }
+
+static uint32_t max_slots(void)
+{
+	return gdr_handle_test_max_slots ? gdr_handle_test_max_slots : MAX_SLOTS;
+}
 #else
 static uint64_t next_generation(uint64_t last)
 {
 	return last + 1;
+}
+
+static uint32_t max_slots(void)
+{
+	return MAX_SLOTS;
 }
 #endif
 
@@ -64,6 +76,7 @@ static uint32_t index_of(unsigned long h)
 	return (uint32_t)(h & ((1UL << INDEX_BITS) - 1)) - 1;
 }
 
+/* 0, ENOMEM (no memory for a chunk) or ENOSPC (every slot is in use or retired). */
 static int slot_alloc(uint32_t *index)
 {
 	struct gdr_handle_slot *chunk;
@@ -73,8 +86,8 @@ static int slot_alloc(uint32_t *index)
 		free_head = slot_at(*index)->next_free;
 		return 0;
 	}
-	if (next_unused == MAX_SLOTS)
-		return ENOMEM;
+	if (next_unused >= max_slots())
+		return ENOSPC;
 	/* The slot's position is next_unused + 1: chunk 0 starts at position 1, the others at 0. */
 	if (atomic_load_explicit(&gdr_handle_chunks[(next_unused + 1) / SLOTS_PER_CHUNK],
 				 memory_order_relaxed) == gdr_handle_no_chunk) {
@@ -176,6 +189,13 @@ int gdr_handle_register(struct gdr_memh *mh)
 	atomic_store_explicit(&s->tag, mh->handle, memory_order_release);
 out_unlock:
 	pthread_mutex_unlock(&table_lock);
+	/* GDRCopy fails a pin it has no room for with ENOMEM; the log says which room ran out. */
+	if (ret == ENOSPC) {
+		gdr_err("gdr_pin_buffer: this process holds the most pins the library keeps track of "
+			"(%u, across all gdr_t); unpin buffers no longer in use (gdr_unpin_buffer, "
+			"or gdr_close)", max_slots());
+		ret = ENOMEM;
+	}
 	return ret;
 }
 

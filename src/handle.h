@@ -15,7 +15,7 @@
 
 #include "gdr.h"
 
-/* Give mh a fresh, non-zero handle value. 0 or ENOMEM (table full). */
+/* Give mh a fresh, non-zero handle value. 0 or ENOMEM (no memory, or the table is full: logged). */
 int gdr_handle_register(struct gdr_memh *mh);
 
 /* Retire mh's handle: every later lookup of it fails. */
@@ -150,6 +150,8 @@ gdr_handle_maps_fast(unsigned long h, const void *ptr, size_t size)
 #ifdef GDR_WITH_TEST_HOOKS
 /* Test builds only: each slot's generations continue from at least this value. */
 extern uint64_t gdr_handle_test_generation_floor;
+/* Test builds only: when not 0, the table holds at most this many slots. */
+extern uint32_t gdr_handle_test_max_slots;
 #endif
 
 #endif

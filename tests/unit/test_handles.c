@@ -8,9 +8,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fake_gpu.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "handle.h"
 #include "harness.h"
 
@@ -48,6 +50,37 @@ static void test_generations_run_out(gdr_t g, uint8_t *gpu)
 	gdr_handle_test_generation_floor = 0;
 }
 
+/*
+ * A full table (the knob lowers its size from a million slots): the pin fails with ENOMEM, as
+ * GDRCopy's does when out of memory, and the reason says that the pins, not memory, ran out and
+ * what to do; unpinning makes room again.
+ */
+static void test_table_full(gdr_t g, uint8_t *gpu)
+{
+	enum { MAX_TRIES = 64 };
+	gdr_mh_t pins[MAX_TRIES];
+	char why[GDR_EXT_ERRORS_MAX];
+	int n = 0, ret = 0;
+
+	gdr_ext_take_errors(NULL, 0);
+	gdr_handle_test_max_slots = 1;
+	while (n < MAX_TRIES && !(ret = gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &pins[n])))
+		n++;
+	EXPECT(ret == ENOMEM);
+	gdr_ext_take_errors(why, sizeof(why));
+	EXPECT(strstr(why, "gdr_pin_buffer") && strstr(why, "pins") && strstr(why, "unpin"));
+	EXPECT(n > 0);
+	if (n) {
+		EXPECT_ERR(gdr_unpin_buffer(g, pins[--n]), 0);
+		ret = gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &pins[n]);
+		EXPECT_ERR(ret, 0);
+		n += !ret;
+	}
+	while (n > 0)
+		EXPECT_ERR(gdr_unpin_buffer(g, pins[--n]), 0);
+	gdr_handle_test_max_slots = 0;
+}
+
 int main(void)
 {
 	static gdr_mh_t live[LIVE];
@@ -74,6 +107,7 @@ int main(void)
 	EXPECT_ERR(gdr_get_info(g, reused, &info), 0);
 	EXPECT_ERR(gdr_unpin_buffer(g, reused), 0);
 
+	test_table_full(g, gpu);
 	test_generations_run_out(g, gpu);
 
 	/* Many live handles: all distinct, all resolvable. */

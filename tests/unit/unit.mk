@@ -7,7 +7,7 @@ UNIT_TEST_LIB := $(UNIT_DIR)/libgdrapi-test.a
 UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/registry.o $(OBJ)/src/handle.o,$(LIB_OBJS)) \
 	$(OBJ)/tests/unit/fake_registry.o $(OBJ)/test/src/handle.o $(OBJ)/tests/unit/fake_backend.o
 
-# The handle table with its test knob (gdr_handle_test_generation_floor).
+# The handle table with its test knobs (gdr_handle_test_generation_floor, _max_slots).
 $(OBJ)/test/src/handle.o: src/handle.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (test hooks)")
