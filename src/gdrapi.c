@@ -179,7 +179,8 @@ static int pin(gdr_t g, const struct gdr_pin_request *req, gdr_mh_t *handle)
 		return EINVAL;
 	}
 	if (req->flags & ~(uint32_t)GDR_PIN_FLAG_FORCE_PCIE) {
-		gdr_err("gdr_pin_buffer_v2: unknown flag bits 0x%x", req->flags);
+		gdr_err("gdr_pin_buffer_v2: unknown flag bits 0x%x; the one pin flag is "
+			"GDR_PIN_FLAG_FORCE_PCIE (1)", req->flags & ~(uint32_t)GDR_PIN_FLAG_FORCE_PCIE);
 		return EINVAL;
 	}
 	mh = calloc(1, sizeof(*mh));

@@ -116,7 +116,15 @@ static int case_pin_arguments(void)
 	EXPECT_ERR(gdr_pin_buffer_v2(g, a, 0, 0, &mh), EINVAL);
 	/* Unknown flag bits are an error, not silently dropped (GDRCopy drops them). */
 	EXPECT_ERR(gdr_pin_buffer_v2(g, a, 4096, 2, &mh), EINVAL);
+	gdr_ext_take_errors(NULL, 0);
 	EXPECT_ERR(gdr_pin_buffer_v2(g, a, 4096, 0x80000000u, &mh), EINVAL);
+	/* The reason names the bits refused and the one flag there is. */
+	{
+		char why[GDR_EXT_ERRORS_MAX];
+
+		gdr_ext_take_errors(why, sizeof(why));
+		EXPECT(strstr(why, "0x80000000") && strstr(why, "GDR_PIN_FLAG_FORCE_PCIE"), "%s", why);
+	}
 	/* The backend's refusal comes back as its errno. */
 	EXPECT_ERR(gdr_pin_buffer_v2(g, a, 4096, GDR_PIN_FLAG_FORCE_PCIE, &mh), EINVAL);
 	/* Memory that is not GPU memory. */
