@@ -345,7 +345,9 @@ void tool_report_impl(gdr_t g, const char *forced);
  * this CPU runs (GDR_ATTR_EXT_COPY_IMPLS); each of those runs next. Then for each test, one
  * table of v1 (the column named value) by size and routine, with the best routine and the
  * automatic choice's ratio to it (higher_better for bandwidths); --csv prints
- * "impl,test,size,v1,v2" rows under csv_header. Returns the tool's exit status.
+ * "impl,test,size,v1,v2" rows under csv_header. Returns 0; after printing, dies (exit 1)
+ * when a routine's run failed (its copies moved the wrong data, it crashed), where a routine
+ * the library did not run is only said to be skipped.
  */
 int tool_sweep(const struct tool_common *common, const char *value, int higher_better,
 	       const char *csv_header);

@@ -25,6 +25,7 @@ struct sweep_row {
 struct sweep_run {
 	const char *impl;	/* "auto" or a routine name */
 	int ran;		/* rows are valid */
+	int failed;		/* it did not run for a failure (why), not for a skip */
 	char why[256];		/* why not */
 	char to_impl[24], from_impl[24];	/* what the library reported */
 	int impls;		/* the routines it says this CPU runs (GDR_ATTR_EXT_COPY_IMPLS) */
@@ -159,6 +160,14 @@ static void run_child(int argc, char **argv, struct sweep_run *run)
 	close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	/*
+	 * A routine the library would not run (2) or that this machine cannot measure (77) is a
+	 * skip; any other end (its copies moved the wrong data, a crash) fails the sweep, as it
+	 * fails the tool run with that routine alone.
+	 */
+	run->failed = WIFSIGNALED(status) ||
+		      (WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
+		       WEXITSTATUS(status) != TOOL_EXIT_USAGE && WEXITSTATUS(status) != TOOL_EXIT_SKIP);
 	if (!run->why[0] && WIFSIGNALED(status))
 		snprintf(run->why, sizeof(run->why), "killed by signal %d", WTERMSIG(status));
 	else if (!run->why[0] && WEXITSTATUS(status))
@@ -309,8 +318,8 @@ static void print_runs(const struct sweep_run *runs, size_t n, const char *value
 	for (size_t i = 0; i < n; i++) {
 		if (runs[i].ran)
 			continue;
-		fprintf(tool_csv ? stderr : stdout, "routine %s: skipped: %s\n", runs[i].impl,
-			runs[i].why);
+		fprintf(tool_csv ? stderr : stdout, "routine %s: %s: %s\n", runs[i].impl,
+			runs[i].failed ? "failed" : "skipped", runs[i].why);
 	}
 	if (!tool_csv) {
 		for (size_t i = 0; i < n; i++)
@@ -339,7 +348,7 @@ static void print_runs(const struct sweep_run *runs, size_t n, const char *value
 int tool_sweep(const struct tool_common *common, const char *value, int higher_better,
 	       const char *csv_header)
 {
-	size_t n;
+	size_t n, failed = 0;
 	struct sweep_run *runs;
 
 	/* A sweep's child sweeping again would re-execute itself without end. */
@@ -352,6 +361,11 @@ int tool_sweep(const struct tool_common *common, const char *value, int higher_b
 	if (!runs[0].ran)
 		tool_die("%s", runs[0].why);
 	print_runs(runs, n, value, higher_better, csv_header);
+	for (size_t i = 0; i < n; i++)
+		failed += runs[i].failed;
 	free_runs(runs, n);
+	if (failed)
+		tool_die("%zu of %zu runs failed (the \"routine NAME: failed\" lines say why)", failed,
+			 n);
 	return 0;
 }

@@ -7,6 +7,8 @@
  *   to_at_4     gdr_copy_to_mapping of more than 4 KiB copies only its last 64 bytes when the
  *               destination is 4 bytes into a page and the source 4 bytes into 16: a bug that
  *               only one alignment shows, which gdrcopy_sanity's offset checks must catch
+ *   to_forced   gdr_copy_to_mapping copies nothing when GDRCOPY_COPY_IMPL forces a routine: one
+ *               routine gone wrong, where the library's own choice works, as --impl all sees it
  * Anything else (or unset): the library's copy.
  */
 #include <dlfcn.h>
@@ -36,7 +38,7 @@ static copy_fn next(const char *name)
 
 int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
 {
-	if (broken("to"))
+	if (broken("to") || (broken("to_forced") && getenv("GDRCOPY_COPY_IMPL")))
 		return 0;
 	if (broken("to_at_4") && ((uintptr_t)map_d_ptr & 4095) == 4 && ((uintptr_t)h_ptr & 15) == 4 &&
 	    size > 4096)

@@ -76,6 +76,10 @@ if run copylat_impl_all "$tmp/sweep" "$BIN/gdrcopy_copylat" -s 256 -w 100 -r 10 
 	check_lines copylat_impl_all_tables "$tmp/sweep" "^Size\(B\)${sp}auto$sp" 2
 	check_lines copylat_impl_all_rows "$tmp/sweep" "^[0-9]+($sp($num|-))+$sp[a-z0-9_]+$sp($num|-)\$" 18
 fi
+# A routine whose run fails (here its copies move nothing, where the library's own choice works)
+# fails the sweep: named as failed, not as skipped, and exit 1 after the table of the others.
+expect_exit copylat_impl_all_failed_routine 1 '^routine [a-z0-9_]+: failed: gdr_copy_to_mapping of 1 bytes at offset 0 moved the wrong data' \
+	with_broken_copy to_forced "$BIN/gdrcopy_copylat" -s 64 -w 100 -r 10 --impl all
 # getopt takes an abbreviated option: --imp all must sweep once, its runs never sweeping again
 # (they re-executed themselves without end). The timeout bounds a regression.
 if run copylat_impl_abbreviated "$tmp/sweep_abbr" timeout -s KILL 300 "$BIN/gdrcopy_copylat" \
