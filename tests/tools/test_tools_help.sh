@@ -45,6 +45,12 @@ for t in $tools; do
 	fi
 done
 
+# -h whose text cannot be written (stdout on a full disk) is a failure, not exit 0.
+for t in $tools; do
+	[ "$t" = info ] && continue
+	check_stdout_full "help_stdout_full_$t" env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" -h
+done
+
 # gdrcopy_info takes -h alone: what else it is given is named first, then the usage follows.
 for bad in "-x:invalid option -- 'x'" "--bogus:unrecognized option '--bogus'" \
 	"foo:unexpected argument foo"; do

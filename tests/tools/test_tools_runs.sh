@@ -148,6 +148,13 @@ if run copybw_impl_all "$tmp/bws" "$BIN/gdrcopy_copybw" -s 1K -l -w 20 -r 5 --im
 	check_lines copybw_impl_all_csv "$tmp/bws" "^auto,(write|read),[0-9]+,$num,0\$" 22
 fi
 
+# What a tool prints is its result: when stdout cannot take it (a full disk), the run fails.
+for cmd in "copybw -s 64K -w 10 -r 10" "copylat -s 64 -w 100 -r 10" "apiperf -s 64K -n 2 -w 0" \
+	"sanity -t attributes_sanity" "copybw -s 64K -w 10 -r 10 --csv"; do
+	# shellcheck disable=SC2086
+	check_stdout_full "stdout_full_${cmd// /_}" env -u GDR_TEST_RESULTS "$BIN/gdrcopy_"$cmd
+done
+
 # pplat's kernel cannot run on the simulated GPU: one line says so, and it is a skip (77).
 if [ -x "$BIN/gdrcopy_pplat" ]; then
 	"$BIN/gdrcopy_pplat" -t 10 >"$tmp/pplat" 2>&1

@@ -89,6 +89,24 @@ check_bad_values() {
 	done
 }
 
+# check_stdout_full NAME COMMAND...: with stdout on a full disk (/dev/full) the command exits 1,
+# saying so on stderr; a skip of NAME where there is no /dev/full.
+check_stdout_full() {
+	local name=$1 err=$tmp/stdout_full.err rc
+	shift
+	if [ ! -w /dev/full ]; then
+		result skip "$name" "no /dev/full"
+		return
+	fi
+	"$@" >/dev/full 2>"$err" </dev/null
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q '^gdrcopy_[a-z]*: writing standard output failed' "$err"; then
+		result pass "$name"
+	else
+		result fail "$name" "exit $rc, expected 1: $(head -c 300 "$err" | tr '\n' '|')"
+	fi
+}
+
 # check_no_driver NAME COMMAND...: with no CUDA driver to load (LD_LIBRARY_PATH unset), the
 # command skips (77) saying "no usable CUDA driver"; a skip of NAME where there is a driver.
 check_no_driver() {
