@@ -148,7 +148,8 @@ int main(int argc, char **argv)
 	int dev_id = 0, map_flags = GDR_MAP_FLAG_DEFAULT, setup = 0;
 	const struct tool_option options[] = {
 		{ 's', NULL, TOOL_ARG_SIZE, &max_size, 0, 0, NULL,
-		  "  -s SIZE   largest buffer size (default 16M); sizes start at 64 KiB\n" },
+		  "  -s SIZE   largest buffer size, rounded up to 64 KiB (default 16M); sizes start at "
+		  "64 KiB\n" },
 		{ 'd', NULL, TOOL_ARG_INT, &dev_id, 0, 1024, NULL, TOOL_DEVICE_USAGE },
 		{ 'n', NULL, TOOL_ARG_COUNT, &iters, 1, 1L << 30, NULL,
 		  "  -n N      timed iterations per size (default 100)\n" },
@@ -172,6 +173,10 @@ int main(int argc, char **argv)
 	gdr_t g;
 
 	tool_options(&cli, argc, argv, &common);
+	if (max_size == 0)
+		tool_usage_error("-s 0: the largest buffer must hold at least one byte");
+	/* GDRCopy's apiperf rounds -s up to a GPU page: -s 100K pins 64 KiB and 128 KiB. */
+	max_size = TOOL_ROUND_UP(max_size, GPU_PAGE_SIZE);
 	g = tool_start(&cu, dev_id, &kind, &open_first);
 	tool_say("gpu alloc fn: %s\n", tool_alloc_name(kind));
 	for (int k = 0; k < N_OPS; k++) {
@@ -181,8 +186,7 @@ int main(int argc, char **argv)
 	}
 	if (tool_csv)
 		printf("size,op,avg_us,median_us,min_us\n");
-	for (size_t size = GPU_PAGE_SIZE; size <= (max_size > GPU_PAGE_SIZE ? max_size :
-						   GPU_PAGE_SIZE); size <<= 1) {
+	for (size_t size = GPU_PAGE_SIZE; size <= max_size; size <<= 1) {
 		struct gpu_buf b;
 		double scratch[N_OPS];
 

@@ -94,7 +94,7 @@ done
 check_bad_values bad_value_copybw "$BIN/gdrcopy_copybw" "-s abc" "-M foo" "-a foo" "-w 0" "-o 3" \
 	"-s 0" "-c 256K"
 check_bad_values bad_value_copylat "$BIN/gdrcopy_copylat" "-s abc" "-M foo" "-a foo" "-r x" "-s 0"
-check_bad_values bad_value_apiperf "$BIN/gdrcopy_apiperf" "-n 0" "-M foo" "--impl all"
+check_bad_values bad_value_apiperf "$BIN/gdrcopy_apiperf" "-n 0" "-M foo" "--impl all" "-s 0"
 check_bad_values bad_value_sanity "$BIN/gdrcopy_sanity" "-t nosuch" "--impl all"
 if [ -x "$BIN/gdrcopy_pplat" ]; then
 	check_bad_values bad_value_pplat "$BIN/gdrcopy_pplat" "-G foo" "-m 2" "-t 1 -m 1" "-s 3" \

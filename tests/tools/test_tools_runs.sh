@@ -180,6 +180,10 @@ if run apiperf "$tmp/api" "$BIN/gdrcopy_apiperf" -s 128K -n 5 -w 1; then
 		result fail apiperf_ends_closing "last line: $(tail -n 1 "$tmp/api")"
 	fi
 fi
+# -s is rounded up to a GPU page, as GDRCopy's apiperf does: 100K pins 64 KiB and 128 KiB.
+if run apiperf_rounds_up "$tmp/api100k" "$BIN/gdrcopy_apiperf" -s 100K -n 2 -w 0; then
+	check_lines apiperf_rounds_up_rows "$tmp/api100k" "^(65536|131072)(	$num){5}\$" 2
+fi
 if run apiperf_csv "$tmp/apicsv" "$BIN/gdrcopy_apiperf" -s 64K -n 3 -w 0 --csv; then
 	check_lines apiperf_csv_rows "$tmp/apicsv" "^65536,(pin|map|get_info|unmap|unpin),$num,$num,$num\$" 5
 	if grep -qE '^[0-9]+,(open|close|pin)_first,|^0,' "$tmp/apicsv"; then
