@@ -83,7 +83,8 @@ static size_t parse_size(const char *arg, const char *opt)
 
 	errno = 0;
 	v = strtoull(arg, &end, 0);
-	if (errno || end == arg || arg[0] == '-')
+	/* strtoull negates " -5" to a huge value: its sign is looked for after the blanks it skips. */
+	if (errno || end == arg || arg[strspn(arg, " \t\n\v\f\r")] == '-')
 		tool_usage_error("%s %s: not a size", opt, arg);
 	switch (*end) {
 	case 'k': case 'K': shift = 10; end++; break;

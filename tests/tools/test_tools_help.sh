@@ -82,6 +82,14 @@ for t in copybw copylat apiperf pplat; do
 	expect_exit "size_too_large_$t" 2 "^gdrcopy_$t: -s 17179869185G: too large" \
 		env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" -s 17179869185G
 done
+# A negative size is not a size, also after blanks, which strtoull skips before it negates: " -5"
+# was "too large", and " -18446744073709551615" (-(2^64 - 1)) ran as 1 byte.
+for t in copybw copylat apiperf; do
+	expect_exit "size_negative_after_blank_$t" 2 "^gdrcopy_$t: -s  -5: not a size\$" \
+		env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" -s ' -5'
+	expect_exit "size_negative_wraps_to_one_$t" 2 "^gdrcopy_$t: -s  -18446744073709551615: not a size\$" \
+		env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" -s ' -18446744073709551615'
+done
 # --sweep-fd (for --impl all's own runs) must name an open descriptor, or every message is lost.
 expect_exit sweep_fd_closed 2 '^gdrcopy_copylat: --sweep-fd 99: Bad file descriptor' \
 	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" --sweep-fd 99
