@@ -238,8 +238,8 @@ struct tool_stats {
 void tool_stats(double *v, size_t n, struct tool_stats *out);
 
 /*
- * copylat's iteration rule: counts above 100 round up to a multiple of 100 (with a warning
- * naming what), and the iterations split into at most 100 buckets.
+ * copylat's iteration rule: counts above 100 round up to a multiple of 100 (with a warning on
+ * stderr naming what), and the iterations split into at most 100 buckets.
  */
 size_t tool_round_iters(size_t iters, const char *what);
 size_t tool_buckets(size_t iters);

@@ -276,11 +276,11 @@ int main(int argc, char **argv)
 	tool_options(&cli, argc, argv, &common);
 	if (size == 0)
 		tool_usage_error("-s 0: the buffer must hold at least one byte");
+	writes = tool_round_iters(writes, "write");
+	reads = tool_round_iters(reads, "read");
 	if (tool_impl_is_all(&common))
 		return tool_sweep(&common, "median time (us)", 0, "impl,test,size,median_us,min_us");
 
-	writes = tool_round_iters(writes, "write");
-	reads = tool_round_iters(reads, "read");
 	g = tool_start(&cu, dev_id, &kind, NULL);
 	tool_say("testing size: %zu\n", size);
 	tool_map_gpu(&m, g, &cu, size, kind, map_flags, 0);

@@ -30,8 +30,13 @@ size_t tool_round_iters(size_t iters, const char *what)
 	if (iters <= 100 || iters % 100 == 0)
 		return iters;
 	r = TOOL_ROUND_UP(iters, 100);
-	tool_say("WARNING: %s iterations %zu rounded up to %zu, a multiple of 100 buckets\n", what,
-		 iters, r);
+	/*
+	 * On stderr, --csv included: no row says how many iterations it is of. A sweep's runs
+	 * leave it to the sweep, which said it once.
+	 */
+	if (tool_sweep_fd < 0)
+		tool_warn("%s iterations %zu rounded up to %zu, a multiple of 100 buckets", what,
+			  iters, r);
 	return r;
 }
 

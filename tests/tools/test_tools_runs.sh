@@ -71,6 +71,24 @@ if run copylat_csv "$tmp/latcsv" "$BIN/gdrcopy_copylat" -s 1K -w 100 -r 10 -c --
 	check_lines copylat_csv_header "$tmp/latcsv" '^test,size,median_us,min_us,cumemcpy_over_gdrcopy$'
 	check_lines copylat_csv_rows "$tmp/latcsv" "^gdr_copy_(to|from)_mapping,[0-9]+,$num,$num,$num\$" 22
 fi
+# An iteration count rounded up to a multiple of 100 is said on stderr, with --csv too (whose
+# rows do not say it), and once in a sweep; stdout keeps the rows alone.
+env -u GDR_TEST_RESULTS "$BIN/gdrcopy_copylat" -s 64 -w 150 -r 10 --csv >"$tmp/round.out" \
+	2>"$tmp/round.err"
+rc=$?
+if [ "$rc" = 0 ] && [ "$(grep -c . "$tmp/round.err")" = 1 ] &&
+	grep -q '^gdrcopy_copylat: warning: write iterations 150 rounded up to 200' "$tmp/round.err" &&
+	! grep -q 'rounded' "$tmp/round.out"; then
+	result pass copylat_rounded_iters_warned
+else
+	result fail copylat_rounded_iters_warned "exit $rc, stderr: $(head -c 300 "$tmp/round.err" | tr '\n' '|')"
+fi
+"$BIN/gdrcopy_copylat" -s 64 -w 150 -r 10 --impl all >"$tmp/round_sweep.out" 2>&1
+if [ "$(grep -c 'rounded up to 200' "$tmp/round_sweep.out")" = 1 ]; then
+	result pass copylat_rounded_iters_sweep_one_warning
+else
+	result fail copylat_rounded_iters_sweep_one_warning "$(grep -c 'rounded up to 200' "$tmp/round_sweep.out") warnings"
+fi
 if run copylat_impl_all "$tmp/sweep" "$BIN/gdrcopy_copylat" -s 256 -w 100 -r 10 --impl all; then
 	check_lines copylat_impl_all_auto "$tmp/sweep" '^routine auto: library used [a-z0-9_]+ to GPU, [a-z0-9_]+ from GPU$'
 	check_lines copylat_impl_all_tables "$tmp/sweep" "^Size\(B\)${sp}auto$sp" 2
