@@ -10,7 +10,8 @@ test-build: $(MAN_TEST)
 TEST_TESTS += $(MAN_TEST)
 CHECK_DEBS += groff-base mandoc binutils
 
-# The docs against the code: environment variables, references (tests/man/test_docs.sh).
+# The docs against the code: environment variables, make targets and variables, gdrdrv's
+# parameters, references (tests/man/test_docs.sh).
 DOCS_TEST := $(BUILD)/tests/man/test_docs
 $(DOCS_TEST): tests/man/test_docs.sh
 	@mkdir -p $(dir $@)
