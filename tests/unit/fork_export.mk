@@ -5,8 +5,8 @@ FORK_EXPORT_TEST := $(BUILD)/tests/unit/test_fork_export
 
 $(OBJ)/tests/unit/test_fork_export.o: ALL_CFLAGS += -Itests/sim/cuda
 
-$(FORK_EXPORT_TEST): $(OBJ)/tests/unit/test_fork_export.o $(HARNESS_OBJS) $(CUDA_VMM_OBJ) \
-		$(SIM_CUDA_LIB) $(LIB_SHARED)
+$(FORK_EXPORT_TEST): $(OBJ)/tests/unit/test_fork_export.o $(HARNESS_OBJS) $(FORK_CHECK_OBJ) \
+		$(CUDA_VMM_OBJ) $(SIM_CUDA_LIB) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) \

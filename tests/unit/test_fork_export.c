@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cuda_vmm.h"
+#include "fork_check.h"
 #include "gdrapi.h"
 #include "harness.h"
 #include "simcuda.h"
@@ -178,6 +179,7 @@ static int start_forker(pthread_t *forker)
 {
 	race.stage = IDLE;
 	race.fd = -1;
+	race.fd_kept = false;
 	race.map = NULL;
 	race.child_status = -1;
 	CHECK(!pthread_create(forker, NULL, fork_in_window, NULL));
@@ -197,27 +199,18 @@ static int join_forker(pthread_t forker, int ret)
 	return TEST_PASS;
 }
 
-/*
- * Pin [addr, addr + size) through a gdr_t of backend while another thread forks during the
- * export, then map it while another thread forks before the mapping is kept from children.
- */
-static int pin_map_while_forking(const char *backend, bool fd_kept, unsigned long addr,
-				 size_t size)
+/* Pin [addr, addr + size) through g while another thread forks during the export. */
+static int pin_while_forking(gdr_t g, bool fd_kept, unsigned long addr, size_t size,
+			     gdr_mh_t *mh)
 {
 	pthread_t forker;
-	gdr_t g;
-	gdr_mh_t mh;
-	void *va;
 	int ret;
 
-	setenv("GDRCOPY_BACKEND", backend, 1);
-	g = gdr_open();
-	CHECK(g, "gdr_open with GDRCOPY_BACKEND=%s failed", backend);
 	CHECK_PASS(start_forker(&forker));
 	race.fd_kept = fd_kept;
 	atomic_store(&stall_fstat, fd_kept);
 	simcuda_set_export_hook(stall_export);
-	ret = gdr_pin_buffer_v2(g, addr, size, 0, &mh);
+	ret = gdr_pin_buffer_v2(g, addr, size, 0, mh);
 	simcuda_set_export_hook(NULL);
 	atomic_store(&stall_fstat, false);
 	CHECK_PASS(join_forker(forker, ret));
@@ -229,7 +222,15 @@ static int pin_map_while_forking(const char *backend, bool fd_kept, unsigned lon
 	       "after fork() went on, and the child keeps the pin", race.fd);
 	EXPECT(race.child_status == 0 || race.child_status == 1 || race.child_status == 3,
 	       "the fork child ended with status %d", race.child_status);
-	race.fd_kept = false;
+	return TEST_PASS;
+}
+
+/* Map mh while another thread forks before the mapping is kept from children. */
+static int map_while_forking(gdr_t g, gdr_mh_t mh, size_t size)
+{
+	pthread_t forker;
+	void *va;
+	int ret;
 
 	CHECK_PASS(start_forker(&forker));
 	atomic_store(&stall_madvise, true);
@@ -239,12 +240,34 @@ static int pin_map_while_forking(const char *backend, bool fd_kept, unsigned lon
 	EXPECT(race.child_status == 0, "the mapping at %p was in the fork child (child status "
 	       "%d): the child keeps the GPU memory and reaches it", race.map, race.child_status);
 	EXPECT_ERR(gdr_unmap(g, mh, va, size), 0);
+	return TEST_PASS;
+}
+
+/*
+ * Pin [addr, addr + size) through a gdr_t of backend while another thread forks during the
+ * export; with map, then map it while another thread forks before the mapping is kept from
+ * children (not under an emulator, which ignores MADV_DONTFORK: fork_check.h).
+ */
+static int pin_while_forking_in(const char *backend, bool fd_kept, unsigned long addr,
+				size_t size, bool map)
+{
+	gdr_t g;
+	gdr_mh_t mh;
+
+	if (map)
+		CHECK_PASS(fork_check_possible());
+	setenv("GDRCOPY_BACKEND", backend, 1);
+	g = gdr_open();
+	CHECK(g, "gdr_open with GDRCOPY_BACKEND=%s failed", backend);
+	CHECK_PASS(pin_while_forking(g, fd_kept, addr, size, &mh));
+	if (map)
+		CHECK_PASS(map_while_forking(g, mh, size));
 	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
 	EXPECT_ERR(gdr_close(g), 0);
 	return TEST_PASS;
 }
 
-static int case_vulkan(void)
+static int vulkan_forking(bool map)
 {
 	struct test_vmm m;
 	int ret;
@@ -254,20 +277,40 @@ static int case_vulkan(void)
 	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
 		 CUDA_SUCCESS);
 	/* Its import takes the descriptor over: it is never registered (fork_fds.h). */
-	ret = pin_map_while_forking("vulkan", false, m.ptr, 65536);
+	ret = pin_while_forking_in("vulkan", false, m.ptr, 65536, map);
 	test_vmm_free(&m);
 	return ret;
 }
 
-static int case_dmabuf(void)
+static int dmabuf_forking(bool map)
 {
 	CUdeviceptr buf;
 	int ret;
 
 	CHECK_EQ(cuMemAlloc(&buf, 2 * MiB), CUDA_SUCCESS);
-	ret = pin_map_while_forking("dmabuf", true, buf, 65536);
+	ret = pin_while_forking_in("dmabuf", true, buf, 65536, map);
 	cuMemFree(buf);
 	return ret;
+}
+
+static int case_vulkan(void)
+{
+	return vulkan_forking(false);
+}
+
+static int case_vulkan_map(void)
+{
+	return vulkan_forking(true);
+}
+
+static int case_dmabuf(void)
+{
+	return dmabuf_forking(false);
+}
+
+static int case_dmabuf_map(void)
+{
+	return dmabuf_forking(true);
 }
 
 static volatile sig_atomic_t handler_forked;
@@ -328,7 +371,9 @@ static int case_signal_handler_fork(void)
 
 static const struct test_case cases[] = {
 	{ "vulkan", case_vulkan },
+	{ "vulkan_map", case_vulkan_map },
 	{ "dmabuf", case_dmabuf },
+	{ "dmabuf_map", case_dmabuf_map },
 	{ "signal_handler_fork", case_signal_handler_fork },
 	{ NULL, NULL },
 };
