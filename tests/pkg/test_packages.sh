@@ -132,6 +132,9 @@ if [ ${#debs[@]} -gt 0 ] && [ "$part" != install ]; then
 	grep -qE '\.(o|ko|cmd)$|kernel\.mk$' "$l" && bad="$bad gdrdrv-dkms has build outputs;"
 	depends=$(dpkg-deb -f "$(deb_of gdrdrv-dkms)" Depends)
 	case $depends in *dkms*) ;; *) bad="$bad gdrdrv-dkms does not depend on dkms;" ;; esac
+	# modprobe -r also unloads the modules gdrdrv depends on when nothing else uses them: nvidia.
+	dpkg-deb -I "$(deb_of gdrdrv-dkms)" prerm | grep -v '^ *#' | grep -q 'modprobe -r' &&
+		bad="$bad gdrdrv-dkms's prerm runs modprobe -r (unloads an unused nvidia too);"
 	symbols=$(dpkg-deb -I "$(deb_of libgdrapi2)" symbols | awk '/@Base/ {sub(/@Base/, "", $1); print $1}' | sort)
 	[ "$symbols" = "$(printf '%s\n' $exports)" ] || bad="$bad libgdrapi2's symbols file differs from the exports;"
 	depends=$(dpkg-deb -f "$(deb_of gdrcopy-tools)" Depends)
@@ -371,6 +374,10 @@ else
 				why=$(want "$l" "/lib/modules/$kver/extra/gdrdrv.ko") || bad="$bad gdrcopy-kmod-$kver $why;"
 			else bad="$bad $l;"; fi
 		fi
+		for f in $rpm_dir/gdrcopy-kmod-*.rpm; do
+			rpm -qp --qf '%{PREUN}' "$f" 2>/dev/null | grep -v '^ *#' | grep -q 'modprobe -r' &&
+				bad="$bad ${f##*/}'s %preun runs modprobe -r (unloads an unused nvidia too);"
+		done
 		if [ -z "$bad" ]; then
 			result pass rpm-files "$(cd "$rpm_dir" && ls ./*.rpm | sed 's|^\./||' | tr '\n' ' ')"
 		else
