@@ -12,7 +12,7 @@ import ctypes
 
 from . import _cuda, _dlpack
 from ._integers import as_int
-from ._lifetime import Guard, NotCopied, release_when_gone
+from ._lifetime import Guard, NotCopied, inherited_error, release_when_gone
 from .errors import InvalidArgument
 
 GPU_PAGE_SIZE = 1 << 16
@@ -135,8 +135,16 @@ class DeviceBuffer(NotCopied):
     def __len__(self):
         return self._nbytes
 
+    def _own(self, function):
+        """Refuse to hand the memory out in a fork child: it is the parent's allocation,
+        which CUDA does not carry into children, and the child's consumer would reach an address
+        it has no memory at."""
+        if self._alloc.guard.inherited:
+            raise inherited_error(function)
+
     @property
     def __cuda_array_interface__(self):
+        self._own("DeviceBuffer.__cuda_array_interface__")
         # No stream: nothing was queued on this memory, a consumer need not wait for anything.
         return {"shape": (self._nbytes,), "typestr": "|u1", "data": (self.ptr, False),
                 "version": 3, "strides": None, "stream": None}
@@ -148,6 +156,7 @@ class DeviceBuffer(NotCopied):
         """A DLPack capsule of the buffer as nbytes of uint8, with the array API standard's
         arguments (checked: _dlpack.export_arguments). stream needs no wait: no work was
         queued on the memory. Copies are never made (copy=True is a BufferError)."""
+        self._own("DeviceBuffer.__dlpack__")
         versioned = _dlpack.export_arguments("DeviceBuffer.__dlpack__", self.__dlpack_device__(),
                                              stream, max_version, dl_device, copy)
         return _dlpack.export(self, self.ptr, self._nbytes, _dlpack.KDL_CUDA, self.device,

@@ -132,6 +132,8 @@ def call_everything(g, b, p, m, idle):
         "Gdr.pin": lambda: g.pin(b.ptr, 4096),
         "Gdr.driver_version": lambda: g.driver_version,
         "Gdr.backend": lambda: g.backend,
+        "DeviceBuffer.__cuda_array_interface__": lambda: b.__cuda_array_interface__,
+        "DeviceBuffer.__dlpack__": lambda: b.__dlpack__(),
         "Mapping.close": lambda: m.close(),
         "Pin.close": lambda: p.close(),
         "Gdr.close": lambda: g.close(),
