@@ -123,14 +123,15 @@ void gdr_backend_export_begin(void)
 int gdr_backend_export_take(bool exported, int fd, struct gdr_fork_fd **hold, const char *what,
 			    ...)
 {
+	bool got = exported && fd >= 0;
 	char call[256];
 	va_list ap;
 	int err;
 
 	/* fork() waits from the export until here: nothing else before this but the registration. */
-	err = exported && fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) ? errno : 0;
+	err = got && fcntl(fd, F_SETFD, FD_CLOEXEC) ? errno : 0;
 	if (hold)
-		*hold = exported && fd >= 0 ? gdr_fork_fd_hold(fd) : NULL;
+		*hold = got ? gdr_fork_fd_hold(fd) : NULL;
 	gdr_fork_allow();
 	if (!exported)
 		return 0;

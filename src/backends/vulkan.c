@@ -321,6 +321,7 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 	    !(prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
 		gdr_err("vulkan: pin 0x%lx: this VMM allocation was created without "
 			"CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; %s", req->addr, vk_vmm_hint);
+		ret = ENOTSUP;
 		goto err_release;
 	}
 	gdr_backend_export_begin();
@@ -330,28 +331,24 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 	ret = gdr_backend_export_take(res == CUDA_SUCCESS, *fd, NULL, "vulkan: pin 0x%lx: "
 				      "cuMemExportToShareableHandle", req->addr);
 	if (res != CUDA_SUCCESS) {
-		int fds = gdr_backend_check_fds("the vulkan backend needs one for each pin while "
-						"it imports it");
-
-		if (fds) {
-			cuda->cuMemRelease(pin->handle);
-			return fds;
+		ret = gdr_backend_check_fds("the vulkan backend needs one for each pin while it "
+					    "imports it");
+		if (!ret) {
+			gdr_err("vulkan: pin 0x%lx: cuMemExportToShareableHandle(POSIX_FILE_DESCRIPTOR) "
+				"failed (%s); %s", req->addr,
+				gdr_cuda_strerror(cuda, res, err, sizeof(err)), vk_vmm_hint);
+			ret = ENOTSUP;
 		}
-		gdr_err("vulkan: pin 0x%lx: cuMemExportToShareableHandle(POSIX_FILE_DESCRIPTOR) "
-			"failed (%s); %s", req->addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)),
-			vk_vmm_hint);
 		goto err_release;
 	}
-	if (ret) {
-		cuda->cuMemRelease(pin->handle);
-		return ret;
-	}
+	if (ret)
+		goto err_release;
 	pin->alloc_size = range_size;
 	return 0;
 
 err_release:
 	cuda->cuMemRelease(pin->handle);
-	return ENOTSUP;
+	return ret;
 }
 
 static int vulkan_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_request *req)

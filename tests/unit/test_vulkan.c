@@ -79,6 +79,7 @@ static const struct test_case cases[] = {
 	{ "segments", vulkan_case_segments },
 	{ "refusals", vulkan_case_refusals },
 	{ "no_fd", vulkan_case_no_fd },
+	{ "emfile", vulkan_case_emfile },
 	{ "not_device_memory", vulkan_case_not_device_memory },
 	{ "map_errors", vulkan_case_map_errors },
 	{ "unmatched_device", vulkan_case_unmatched_device },

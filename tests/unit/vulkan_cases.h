@@ -45,6 +45,7 @@ int vulkan_case_many_buffers(void);
 int vulkan_case_free_while_pinned(void);
 int vulkan_case_refusals(void);
 int vulkan_case_no_fd(void);
+int vulkan_case_emfile(void);
 int vulkan_case_not_device_memory(void);
 int vulkan_case_map_errors(void);
 int vulkan_case_unmatched_device(void);

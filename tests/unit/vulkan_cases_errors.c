@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cuda_vmm.h"
@@ -138,6 +139,42 @@ int vulkan_case_no_fd(void)
 	simcuda_set_export_hook(NULL);
 	EXPECT_ERR(ret, EIO);
 	EXPECT(strstr(log, want) != NULL, "the log lacks \"%s\": %s", want, log);
+	EXPECT(mh.h == 0x77, "the handle was changed to 0x%lx", mh.h);
+	test_vmm_free(&vmm);
+	return check_no_leak(&lm);
+}
+
+/*
+ * With no descriptor left for the export, the pin fails with EMFILE and a log line that says
+ * so, the handle untouched and the reference on the allocation given back.
+ */
+int vulkan_case_emfile(void)
+{
+	struct rlimit saved, low;
+	struct test_vmm vmm;
+	struct leak_mark lm;
+	gdr_mh_t mh = { 0x77 };
+	const char *log;
+	int ret, lowest;
+
+	leak_mark_take(&lm);
+	CHECK_EQ(test_vmm_alloc(&vmm, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+		 CUDA_SUCCESS);
+	CHECK(!getrlimit(RLIMIT_NOFILE, &saved));
+	/* The lowest free number is where the next descriptor would go: the limit, there. */
+	lowest = dup(0);
+	CHECK(lowest >= 0);
+	close(lowest);
+	low = saved;
+	low.rlim_cur = (rlim_t)lowest;
+	test_capture_begin();
+	CHECK(!setrlimit(RLIMIT_NOFILE, &low));
+	ret = gdr_pin_buffer_v2(vk_gdr, vmm.ptr, 65536, 0, &mh);
+	CHECK(!setrlimit(RLIMIT_NOFILE, &saved));
+	log = test_capture_end();
+	EXPECT_ERR(ret, EMFILE);
+	EXPECT(strstr(log, "out of file descriptors") && strstr(log, "vulkan backend"),
+	       "the log does not say the descriptors ran out: %s", log);
 	EXPECT(mh.h == 0x77, "the handle was changed to 0x%lx", mh.h);
 	test_vmm_free(&vmm);
 	return check_no_leak(&lm);
