@@ -6,6 +6,7 @@ some other range, or fail with an error that names none of them."""
 
 import re
 
+from ._dlpack import compact_strides
 from ._integers import as_int, is_bool
 from .errors import InvalidArgument
 
@@ -66,12 +67,9 @@ def device_bytes(cai, function):
         if len(strides) != len(shape):
             raise InvalidArgument(function, f"{_NAME} strides {strides} do not match shape "
                                   f"{shape} ({len(strides)} and {len(shape)} dimensions)")
-        expected = itemsize
-        for extent, stride in zip(reversed(shape), reversed(strides)):
-            if extent > 1 and stride != expected:
-                raise InvalidArgument(function, f"the array is not contiguous (shape {shape}, "
-                                      f"strides {strides}); pin a contiguous one")
-            expected *= extent
+        if not compact_strides(shape, strides, itemsize):
+            raise InvalidArgument(function, f"the array is not contiguous (shape {shape}, "
+                                  f"strides {strides}); pin a contiguous one")
     size = itemsize
     for extent in shape:
         size *= extent

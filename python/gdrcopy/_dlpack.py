@@ -188,10 +188,13 @@ def live_exports():
     return len(_exported)
 
 
-def _compact_strides(shape, strides):
+def compact_strides(shape, strides, unit=1):
+    """Whether strides (None: the producer's "compact") lay shape out C-contiguously, counted
+    in units of unit: DLPack's in elements, __cuda_array_interface__'s in bytes (the item size).
+    An extent of 1 may have any stride."""
     if not strides:
         return True
-    expected = 1
+    expected = unit
     for extent, stride in zip(reversed(shape), reversed(strides)):
         if extent > 1 and stride != expected:
             return False
@@ -258,7 +261,7 @@ def borrow(obj, function):
     bits = tensor.dtype.bits * tensor.dtype.lanes
     if bits % 8:
         raise InvalidArgument(function, f"DLPack elements of {bits} bits are not whole bytes")
-    if not _compact_strides(shape, strides):
+    if not compact_strides(shape, strides):
         raise InvalidArgument(function, f"the DLPack tensor is not contiguous (shape {shape}, "
                               f"strides {strides}); pin a contiguous tensor")
     nbytes = bits // 8
