@@ -196,7 +196,7 @@ void tool_map_gpu(struct tool_mapping *m, gdr_t g, const struct tool_cuda *cu, s
 	tool_say("rounded size: %zu\n", rounded);
 	tool_say("gpu alloc fn: %s\n", tool_alloc_name(kind));
 	gpu_alloc_or_die(&m->buf, rounded, kind, cu->dev);
-	tool_say("device ptr: 0x%llx\n", (unsigned long long)m->buf.ptr);
+	tool_say("device ptr: %llx\n", (unsigned long long)m->buf.ptr);
 	tool_library_reason();	/* forget what earlier calls left */
 	r = gdr_pin_buffer(g, m->buf.ptr, rounded, 0, 0, &m->mh);
 	if (r)

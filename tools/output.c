@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tools' errors and output: one line per failure, human lines that --csv and sweeps silence,
- * and exit status 1 when the output could not be written.
+ * The tools' errors and output: one line per failure, human lines that --csv and sweeps silence.
+ * An unwritable stdout is stdout_check.c's.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,32 +10,9 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "stdout_check.h"
 
 int tool_csv;
-
-/* Set by vexit: the exit status already says the run failed. */
-static int failing;
-
-/*
- * What a tool prints is its result: when stdout could not take it all (a full disk), the run
- * failed, whatever main returns; the status of a failure that vexit reports is kept.
- */
-static void check_stdout(void)
-{
-	int err = fflush(stdout) ? errno : 0;
-
-	if (failing || (!err && !ferror(stdout)))
-		return;
-	fprintf(stderr, "%s: writing standard output failed%s%s\n",
-		program_invocation_short_name, err ? ": " : "", err ? strerror(err) : "");
-	_exit(1);
-}
-
-/* Before main: every exit of every tool, -h included, is checked. */
-static void __attribute__((constructor)) check_stdout_at_exit(void)
-{
-	atexit(check_stdout);
-}
 
 static void vline(FILE *f, const char *kind, const char *fmt, va_list ap)
 {
@@ -55,7 +32,7 @@ static void __attribute__((noreturn)) vexit(int status, const char *fmt, va_list
 {
 	fflush(stdout);
 	vline(stderr, "error", fmt, ap);
-	failing = 1;
+	tool_stdout_keep_status();
 	exit(status);
 }
 

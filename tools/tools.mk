@@ -8,13 +8,13 @@
 # Tools find the library beside them in the build tree ($ORIGIN/../lib) and in the system paths.
 TOOLS_RPATH := -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/../lib'
 
-$(TOOLS_BIN)/gdrcopy_info: $(OBJ)/tools/gdrcopy_info.o $(LIB_SHARED)
+$(TOOLS_BIN)/gdrcopy_info: $(OBJ)/tools/gdrcopy_info.o $(OBJ)/tools/stdout_check.o $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -L$(LIB_DIR) -lgdrapi $(TOOLS_RPATH)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi $(TOOLS_RPATH)
 
 # The helpers of common.h, one file per concept.
-TOOLS_COMMON_OBJS := $(addprefix $(OBJ)/tools/,output.o options.o cuda_loader.o cuda_device.o \
+TOOLS_COMMON_OBJS := $(addprefix $(OBJ)/tools/,output.o stdout_check.o options.o cuda_loader.o cuda_device.o \
 	gpu_alloc.o gdr_tool.o stats.o pattern.o sweep.o)
 TOOLS_C := gdrcopy_copybw gdrcopy_copylat gdrcopy_apiperf gdrcopy_sanity
 SANITY_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(sort $(wildcard tools/sanity*.c)))

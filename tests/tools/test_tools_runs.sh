@@ -149,7 +149,7 @@ fi
 
 if run copybw "$tmp/bw" "$BIN/gdrcopy_copybw" -s 64K -w 100 -r 10; then
 	for l in 'testing size: 65536' 'rounded size: 65536' 'gpu alloc fn: cuMemCreate' \
-		'device ptr: 0x[0-9a-f]+' 'map_d_ptr: 0x[0-9a-f]+' 'info.va: [0-9a-f]+' \
+		'device ptr: [1-9a-f][0-9a-f]*' 'map_d_ptr: 0x[0-9a-f]+' 'info.va: [0-9a-f]+' \
 		'info.mapped_size: 65536' 'info.page_size: [0-9]+' 'info.mapped: 1' \
 		'info.wc_mapping: [01]' 'page offset: 0' 'user-space pointer:0x[0-9a-f]+' \
 		'writing test, size=65536 offset=0 num_iters=100' \
@@ -167,7 +167,7 @@ if run copybw_impl_all "$tmp/bws" "$BIN/gdrcopy_copybw" -s 1K -l -w 20 -r 5 --im
 fi
 
 # What a tool prints is its result: when stdout cannot take it (a full disk), the run fails.
-for cmd in "copybw -s 64K -w 10 -r 10" "copylat -s 64 -w 100 -r 10" "apiperf -s 64K -n 2 -w 0" \
+for cmd in "info" "copybw -s 64K -w 10 -r 10" "copylat -s 64 -w 100 -r 10" "apiperf -s 64K -n 2 -w 0" \
 	"sanity -t attributes_sanity" "copybw -s 64K -w 10 -r 10 --csv"; do
 	# shellcheck disable=SC2086
 	check_stdout_full "stdout_full_${cmd// /_}" env -u GDR_TEST_RESULTS "$BIN/gdrcopy_"$cmd
