@@ -61,6 +61,10 @@ static int gdrdrv_open(struct inode *inode, struct file *filp)
 	xa_init(&fp->mrs);
 	fp->owner = gdrdrv_process_current();
 	address_space_init_once(&fp->mapping);
+#ifdef GDRDRV_HAVE_MAPPING_INVALIDATE_LOCK
+	/* Left out by address_space_init_once: inode_init_always does it for an inode's mapping. */
+	init_rwsem(&fp->mapping.invalidate_lock);
+#endif
 	/* The VFS reads f_mapping->host after ->open, and a_ops on fadvise and the like. */
 	fp->mapping.host = inode;
 	fp->mapping.a_ops = inode->i_mapping->a_ops;
