@@ -43,3 +43,15 @@ $(DKMS_MAKE_TEST): tests/pkg/test_dkms_make.sh
 
 test-build: $(DKMS_MAKE_TEST)
 TEST_TESTS += $(DKMS_MAKE_TEST)
+
+# Which gdrdrv packages rpm lets be installed together: stand-ins of this spec's and NVIDIA's,
+# built by rpmbuild without files, on a database of the test's own
+# (tests/pkg/test_rpm_kmod_conflicts.sh): tier 1, it installs nothing on the machine.
+RPM_KMOD_CONFLICTS_TEST := $(BUILD)/tests/pkg/test_rpm_kmod_conflicts
+
+$(RPM_KMOD_CONFLICTS_TEST): tests/pkg/test_rpm_kmod_conflicts.sh
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(CURDIR) >$@ && chmod +x $@
+
+test-build: $(RPM_KMOD_CONFLICTS_TEST)
+TEST_TESTS += $(RPM_KMOD_CONFLICTS_TEST)
