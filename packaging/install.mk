@@ -126,6 +126,8 @@ install-dkms: $(DKMS_CONF)
 	$(Q)$(call install_gdrdrv_srcs,$(DESTDIR)$(DKMS_SRCDIR))
 	$(Q)$(INSTALL) -m 0644 $(DKMS_CONF) $(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
 	$(Q)$(INSTALL) -m 0755 packaging/dkms/dkms-make.sh $(DESTDIR)$(DKMS_SRCDIR)/dkms-make.sh
+	$(Q)$(INSTALL) -m 0644 packaging/dkms/nvidia-driver.sh $(DESTDIR)$(DKMS_SRCDIR)/nvidia-driver.sh
+	$(Q)$(INSTALL) -m 0755 packaging/dkms/dkms-match-flavor.sh $(DESTDIR)$(DKMS_SRCDIR)/dkms-match-flavor.sh
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(MANDIR)/man4
 	$(Q)$(foreach p,$(MAN_PAGES_4),$(call install_man_page,$(p),4);)
 ifneq ($(MODPROBEDIR),)

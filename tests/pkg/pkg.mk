@@ -34,15 +34,18 @@ check-build: $(INSTALL_TEST) $(DIST_TEST)
 CHECK_TESTS += $(INSTALL_TEST) $(DIST_TEST)
 
 # DKMS's build script's choice of NVIDIA driver flavor, with make and modinfo stood in for
-# (tests/pkg/test_dkms_make.sh): tier 1, it installs and builds nothing.
+# (tests/pkg/test_dkms_make.sh), and the packages' scriptlets installed before the NVIDIA driver
+# and triggered by its files, against stand-ins of dkms, modinfo and make
+# (tests/pkg/test_dkms_flavor.sh): tier 1, they install and build nothing.
 DKMS_MAKE_TEST := $(BUILD)/tests/pkg/test_dkms_make
+DKMS_FLAVOR_TEST := $(BUILD)/tests/pkg/test_dkms_flavor
 
-$(DKMS_MAKE_TEST): tests/pkg/test_dkms_make.sh
+$(DKMS_MAKE_TEST) $(DKMS_FLAVOR_TEST): $(BUILD)/tests/pkg/%: tests/pkg/%.sh
 	@mkdir -p $(dir $@)
 	$(Q)printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(CURDIR) >$@ && chmod +x $@
 
-test-build: $(DKMS_MAKE_TEST)
-TEST_TESTS += $(DKMS_MAKE_TEST)
+test-build: $(DKMS_MAKE_TEST) $(DKMS_FLAVOR_TEST)
+TEST_TESTS += $(DKMS_MAKE_TEST) $(DKMS_FLAVOR_TEST)
 
 # Which gdrdrv packages rpm lets be installed together: stand-ins of this spec's and NVIDIA's,
 # built by rpmbuild without files, on a database of the test's own

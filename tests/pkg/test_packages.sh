@@ -125,7 +125,8 @@ if [ ${#debs[@]} -gt 0 ] && [ "$part" != install ]; then
 	done
 	l=$logs/$(basename "$(deb_of gdrdrv-dkms)").files
 	why=$(want "$l" "/usr/src/gdrdrv-$version/dkms.conf" "/usr/src/gdrdrv-$version/Makefile" \
-		"/usr/src/gdrdrv-$version/dkms-make.sh" \
+		"/usr/src/gdrdrv-$version/dkms-make.sh" "/usr/src/gdrdrv-$version/nvidia-driver.sh" \
+		"/usr/src/gdrdrv-$version/dkms-match-flavor.sh" \
 		"/usr/src/gdrdrv-$version/Kbuild" "/usr/src/gdrdrv-$version/include/uapi/gdrdrv.h" \
 		"/usr/src/gdrdrv-$version/nvidia/nv-p2p.h" /lib/modprobe.d/gdrdrv.conf \
 		/usr/share/man/man4/gdrdrv.4.gz) || bad="$bad gdrdrv-dkms $why;"
@@ -364,7 +365,8 @@ else
 		else bad="$bad $l;"; fi
 		if l=$(list "gdrcopy-kmod-$version-*dkms*.noarch.rpm"); then
 			why=$(want "$l" "/usr/src/gdrdrv-$version/dkms.conf" "/usr/src/gdrdrv-$version/Makefile" \
-				"/usr/src/gdrdrv-$version/dkms-make.sh" \
+				"/usr/src/gdrdrv-$version/dkms-make.sh" "/usr/src/gdrdrv-$version/nvidia-driver.sh" \
+				"/usr/src/gdrdrv-$version/dkms-match-flavor.sh" \
 				"/usr/src/gdrdrv-$version/Kbuild" "/usr/lib/modprobe.d/gdrdrv.conf" \
 				"/usr/share/man/man4/gdrdrv.4(.gz)?") || bad="$bad gdrcopy-kmod $why;"
 			grep -qE '\.(o|ko|cmd)$|kernel\.mk$' "$l" && bad="$bad gdrcopy-kmod has build outputs;"
@@ -390,11 +392,11 @@ else
 	fi
 	# gdrcopy-kmod in place of NVIDIA's gdrcopy-kmod 2.6-1dkms: rpm runs our %post, then NVIDIA's
 	# %preun, which unloads gdrdrv and runs "dkms uninstall" and "dkms remove --rpm_safe_upgrade"
-	# of gdrdrv 2.6 (its gdrcopy.spec), then our %posttrans. A stand-in dkms keeps the state:
-	# which sources each kernel's build came from, and, as DKMS 3.0 does, refuses to install a
-	# version installed already (--force or not) and cancels a remove that an add with
-	# --rpm_safe_upgrade in the same transaction asked for. gdrdrv must end installed for every
-	# kernel with headers, built from our sources.
+	# of gdrdrv 2.6 (its gdrcopy.spec), then our %posttrans. A stand-in dkms
+	# (tests/pkg/dkms_standin.sh) keeps the state: which sources each kernel's build came from,
+	# and, as DKMS 3.0 does, refuses to install a version installed already (--force or not) and
+	# cancels a remove that an add with --rpm_safe_upgrade in the same transaction asked for.
+	# gdrdrv must end installed for every kernel with headers, built from our sources.
 	if [ -z "$kver" ]; then
 		result skip rpm-kmod-over-nvidia "no kernel headers installed"
 	elif ! f=$(ls "$tree"/packages/gdrcopy-kmod-"$version"-*dkms*.noarch.rpm 2>/dev/null | head -n 1) ||
@@ -402,36 +404,8 @@ else
 		result skip rpm-kmod-over-nvidia "no gdrcopy-kmod"
 	else
 		sim=$(mktemp -d)
-		mkdir "$sim/bin" "$sim/state"
-		cat >"$sim/bin/dkms" <<'END'
-#!/bin/sh
-# dkms ACTION [-m M] [-v V] [-k KVER] [--all] [--force] [--rpm_safe_upgrade] [-q]
-st=$DKMS_STATE action=$1 k= safe=
-shift
-while [ $# -gt 0 ]; do
-	case $1 in -k) k=$2; shift ;; --rpm_safe_upgrade) safe=1 ;; esac
-	shift
-done
-case $action in
-add)
-	[ -z "$safe" ] || touch "$st/lock"
-	[ ! -e "$st/added" ] || { echo "Error! DKMS tree already contains: gdrdrv-2.6" >&2; exit 3; }
-	touch "$st/added" ;;
-install)
-	[ -e "$st/added" ] || { echo "Error! gdrdrv-2.6 is not added" >&2; exit 3; }
-	[ ! -e "$st/installed-$k" ] || { echo "Error! already installed for kernel $k" >&2; exit 5; }
-	[ -e "$st/built-$k" ] || cat "$st/sources" >"$st/built-$k"
-	cp "$st/built-$k" "$st/installed-$k" ;;
-uninstall) rm -f "$st"/installed-* ;;
-remove)
-	if [ -n "$safe" ] && [ -e "$st/lock" ]; then rm -f "$st/lock"; exit 0; fi
-	rm -f "$st"/added "$st"/built-* "$st"/installed-* ;;
-esac
-END
-		printf '#!/bin/sh\nexit 0\n' >"$sim/bin/modprobe"
-		cp "$sim/bin/modprobe" "$sim/bin/service"
-		cp "$sim/bin/modprobe" "$sim/bin/chkconfig"
-		chmod +x "$sim/bin"/*
+		. "$src/tests/pkg/dkms_standin.sh"
+		standin_setup "$sim"
 		# NVIDIA's, installed: built and installed for every kernel from its sources.
 		touch "$sim/state/added"
 		for b in /lib/modules/*/build; do
@@ -448,12 +422,10 @@ dkms remove -m gdrdrv -v 2.6 -q --all --rpm_safe_upgrade || :'
 			local body
 			body=$(rpm -qp --qf "%{$1}" "$f" 2>/dev/null)
 			[ "$body" = "(none)" ] && return 0
-			printf '%s\n' "$body" >"$sim/$1.sh"
-			env PATH="$sim/bin:$PATH" DKMS_STATE="$sim/state" sh "$sim/$1.sh" "$2" >>"$sim/log" 2>&1
+			printf '%s\n' "$body" | standin_run "$1" "$2"
 		}
 		scriptlet POSTIN 2
-		printf '%s\n' "$nvidia_preun" >"$sim/nvidia-preun.sh"
-		env PATH="$sim/bin:$PATH" DKMS_STATE="$sim/state" sh "$sim/nvidia-preun.sh" 1 >>"$sim/log" 2>&1
+		printf '%s\n' "$nvidia_preun" | standin_run nvidia-preun 1
 		scriptlet POSTTRANS 0
 		bad=
 		for b in /lib/modules/*/build; do
