@@ -149,6 +149,13 @@ ifneq ($(file <$(BUILD_CONFIG)),$(BUILD_CONFIG_NOW))
 $(shell mkdir -p $(BUILD))
 $(file >$(BUILD_CONFIG),$(BUILD_CONFIG_NOW))
 endif
+# "make clean all" removes it with the rest of $(BUILD) after this parse: the build writes it
+# again. Under -j, make would start the build beside clean's rm: one goal at a time then.
+$(BUILD_CONFIG):
+	$(shell mkdir -p $(dir $@))$(file >$@,$(BUILD_CONFIG_NOW))
+ifneq ($(and $(filter clean,$(MAKECMDGOALS)),$(filter-out clean,$(MAKECMDGOALS))),)
+.NOTPARALLEL:
+endif
 
 # The summary: what this build has and leaves out, and why, once per make run that builds.
 config_library = library: backends $(LIB_BACKENDS); copy routines for $(ARCH_DIR)

@@ -1,0 +1,30 @@
+#!/bin/bash
+# make as users run it beyond "make all", each into a scratch directory: "make clean all"
+# (serial and -j), which cleans first and builds after.
+#   test_invocations.sh SRCDIR
+set -u
+src=$1
+. "$src/tests/harness/harness.sh"
+test_own_make
+test_scratch invocations
+mk() { make -C "$src" --no-print-directory "$@"; }
+
+# make clean lib over a build, serial and -j2: clean's rm -rf comes before any compiler, and the
+# library is there afterwards (the build's config.txt went with clean, and the build needs it).
+lib=$tmp/clean/lib/libgdrapi.so.2.6
+if ! mk -j2 BUILD="$tmp/clean" lib >"$tmp/clean.log" 2>&1; then
+	result fail clean-then-build "make lib failed: $(grep -m 1 -E 'error|\*\*\*' "$tmp/clean.log")"
+else
+	bad=
+	for j in -j1 -j2; do
+		if ! mk "$j" BUILD="$tmp/clean" clean lib >"$tmp/clean$j.log" 2>&1; then
+			bad="$bad make $j clean lib: $(grep -m 1 '\*\*\*' "$tmp/clean$j.log");"
+		elif [ ! -f "$lib" ]; then
+			bad="$bad make $j clean lib left no $lib;"
+		elif [ "$(grep -m 1 -E '^(rm -rf|  CC )' "$tmp/clean$j.log")" != "rm -rf $tmp/clean" ]; then
+			bad="$bad make $j clean lib compiled before clean removed the build;"
+		fi
+	done
+	if [ -z "$bad" ]; then result pass clean-then-build; else result fail clean-then-build "$bad"; fi
+fi
+test_exit
