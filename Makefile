@@ -145,9 +145,14 @@ include $(if $(filter reverse,$(GDR_FRAGMENT_ORDER)),$(shell printf '%s\n' $(GDR
 BUILD_CONFIG_NOW := CC=$(CC) $(shell $(CC) -dumpfullversion -dumpversion 2>/dev/null) \
 	CXX=$(CXX) NVCC=$(NVCC) CFLAGS=$(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
 	LDFLAGS=$(ALL_LDFLAGS) VULKAN=$(VULKAN) CUDA_INCLUDE=$(CUDA_INCLUDE)
+# Goals that build nothing: they print no summary and write nothing (make version and make
+# uninstall work in a read-only tree, and make clean makes nothing that it then removes).
+NOBUILD_GOALS := clean deps uninstall config version
+ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
 ifneq ($(file <$(BUILD_CONFIG)),$(BUILD_CONFIG_NOW))
 $(shell mkdir -p $(BUILD))
 $(file >$(BUILD_CONFIG),$(BUILD_CONFIG_NOW))
+endif
 endif
 # "make clean all" removes it with the rest of $(BUILD) after this parse: the build writes it
 # again. Under -j, make would start the build beside clean's rm: one goal at a time then.
@@ -170,7 +175,7 @@ config_gdrdrv = gdrdrv.ko: $(if $(KDIR),against $(KDIR),not built: no kernel bui
 # Not under -s: a make that answers a question (tests/cross asks for lists) prints only that.
 MAKE_SHORT_FLAGS := $(filter-out -% %=%,$(firstword $(MAKEFLAGS)))
 ifeq ($(MAKELEVEL)$(findstring s,$(MAKE_SHORT_FLAGS)),0)
-ifneq ($(filter-out clean deps uninstall config version,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
 $(foreach line,library cuda tools gdrdrv,$(info $(empty)  CONFIG  $(config_$(line))))
 endif
 endif

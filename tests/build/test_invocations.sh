@@ -1,6 +1,7 @@
 #!/bin/bash
 # make as users run it beyond "make all", each into a scratch directory: "make clean all"
-# (serial and -j), which cleans first and builds after.
+# (serial and -j), which cleans first and builds after; the goals that build nothing (version,
+# config, uninstall, clean), which write nothing either, and so work in a read-only tree.
 #   test_invocations.sh SRCDIR
 set -u
 src=$1
@@ -26,5 +27,16 @@ else
 		fi
 	done
 	if [ -z "$bad" ]; then result pass clean-then-build; else result fail clean-then-build "$bad"; fi
+fi
+# A build directory that cannot be made, as in a read-only tree (even for root: /dev/null is no
+# directory).
+ro=/dev/null/build
+if [ "$(mk -s BUILD=$ro version 2>&1)" != "$(mk -s BUILD="$tmp/clean" version 2>&1)" ]; then
+	result fail nobuild-goals-write-nothing "make version: $(mk -s BUILD=$ro version 2>&1 | tail -n 1)"
+elif ! out=$(mk -s BUILD=$ro config 2>&1) || ! out=$(mk -s BUILD=$ro prefix="$tmp/none" uninstall 2>&1) ||
+	! out=$(mk -s BUILD=$ro clean 2>&1); then
+	result fail nobuild-goals-write-nothing "$(echo "$out" | tail -n 1)"
+else
+	result pass nobuild-goals-write-nothing
 fi
 test_exit
