@@ -78,7 +78,9 @@ BASE_CFLAGS := -std=gnu11 -fPIC -pthread -D_GNU_SOURCE -Iinclude -Isrc -Ikernel/
 	$(if $(filter 1,$(HAVE_CUDA_H)),-I$(CUDA_INCLUDE)) $(WARN_CFLAGS) $(SAN_CFLAGS) -MMD -MP
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS ?=
-ALL_LDFLAGS = -pthread $(SAN_CFLAGS) $(LDFLAGS)
+# The build's library comes before any -L of LDFLAGS, which may name a directory with another
+# libgdrapi.so (NVIDIA GDRCopy's): ld links the first it finds.
+ALL_LDFLAGS = -pthread $(SAN_CFLAGS) -L$(LIB_DIR) $(LDFLAGS)
 
 .PHONY: all check check-gpu deps clean run test test-build check-build check-build-sanitize
 all:

@@ -11,7 +11,7 @@ TOOLS_RPATH := -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/../lib'
 $(TOOLS_BIN)/gdrcopy_info: $(OBJ)/tools/gdrcopy_info.o $(OBJ)/tools/stdout_check.o $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi $(TOOLS_RPATH)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -lgdrapi $(TOOLS_RPATH)
 
 # The helpers of common.h, one file per concept.
 TOOLS_COMMON_OBJS := $(addprefix $(OBJ)/tools/,output.o stdout_check.o options.o cuda_loader.o cuda_device.o \
@@ -26,7 +26,7 @@ $(TOOLS_BIN)/gdrcopy_sanity: $(SANITY_OBJS)
 $(addprefix $(TOOLS_BIN)/,$(TOOLS_C)): $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi -ldl $(TOOLS_RPATH)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -lgdrapi -ldl $(TOOLS_RPATH)
 	$(Q)ln -sf $(notdir $@) $(dir $@)$(patsubst gdrcopy_%,%,$(notdir $@))
 
 .PHONY: tools
@@ -40,7 +40,7 @@ TOOLS_DEMO := $(BUILD)/demo/gdrcopy_demo
 $(TOOLS_DEMO): $(OBJ)/tools/demo.o $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi -ldl $(TOOLS_RPATH)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -lgdrapi -ldl $(TOOLS_RPATH)
 
 # pplat: the GPU kernel needs nvcc; the host side links with the C++ compiler and the static
 # CUDA runtime, as nvcc would, so the tools' RPATH applies. PPLAT_GENCODE: PTX for any GPU from
@@ -57,7 +57,7 @@ $(OBJ)/tools/pplat.o: tools/pplat.cu tools/common.h include/gdrapi.h $(BUILD_CON
 $(TOOLS_BIN)/gdrcopy_pplat: $(OBJ)/tools/pplat.o $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CXX) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
+	$(Q)$(CXX) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -lgdrapi \
 		-L$(CUDA)/lib64 -lcudart_static -ldl -lrt $(TOOLS_RPATH)
 
 tools: $(TOOLS_BIN)/gdrcopy_pplat

@@ -1,7 +1,9 @@
 #!/bin/bash
 # make as users run it beyond "make all", each into a scratch directory: "make clean all"
 # (serial and -j), which cleans first and builds after; the goals that build nothing (version,
-# config, uninstall, clean), which write nothing either, and so work in a read-only tree.
+# config, uninstall, clean), which write nothing either, and so work in a read-only tree;
+# LDFLAGS=-L naming a directory with another libgdrapi.so and libcuda.so (NVIDIA GDRCopy's,
+# CUDA's stubs), which the tools and tests do not link.
 #   test_invocations.sh SRCDIR
 set -u
 src=$1
@@ -38,5 +40,18 @@ elif ! out=$(mk -s BUILD=$ro config 2>&1) || ! out=$(mk -s BUILD=$ro prefix="$tm
 	result fail nobuild-goals-write-nothing "$(echo "$out" | tail -n 1)"
 else
 	result pass nobuild-goals-write-nothing
+fi
+# Decoys with none of the symbols the tools and the tests take from the library and from the
+# simulated CUDA driver.
+mkdir -p "$tmp/decoy"
+echo 'int gdr_open(void) { return 0; }' >"$tmp/decoy/decoy.c"
+if ! cc -shared -fPIC -o "$tmp/decoy/libgdrapi.so" "$tmp/decoy/decoy.c" ||
+	! cp "$tmp/decoy/libgdrapi.so" "$tmp/decoy/libcuda.so"; then
+	result fail ldflags-other-libraries "cannot build the decoy libraries"
+elif mk -j2 BUILD="$tmp/clean" LDFLAGS="-L$tmp/decoy" "$tmp/clean/bin/gdrcopy_info" \
+	"$tmp/clean/tests/unit/test_fork_export" >"$tmp/ldflags.log" 2>&1; then
+	result pass ldflags-other-libraries
+else
+	result fail ldflags-other-libraries "$(grep -m 1 -E 'undefined reference|\*\*\*' "$tmp/ldflags.log")"
 fi
 test_exit

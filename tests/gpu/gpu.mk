@@ -47,7 +47,7 @@ $(GPU_PROGRAMS): $(GPU_DIR)/%: $(OBJ)/tests/gpu/%.o $(GPU_COMMON_OBJS) $(LIB_SHA
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJ)/tests/gpu/$*.o $(filter-out $(OBJ)/tests/gpu/$*.o \
-		$(GPU_COMMON_OBJS),$(filter %.o,$^)) $(GPU_COMMON_OBJS) -L$(LIB_DIR) \
+		$(GPU_COMMON_OBJS),$(filter %.o,$^)) $(GPU_COMMON_OBJS) \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -ldl
 
 .PHONY: gpu-build check-gpu-dmabuf

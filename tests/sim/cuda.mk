@@ -1,5 +1,6 @@
 # The simulated CUDA driver (tests only, never installed): SIM_CUDA_LIB (the top Makefile) and its
-# libcuda.so link. Tests link it directly (-lcuda with an rpath), or put SIM_CUDA_DIR first on
+# libcuda.so link. Tests link it directly (-L$(SIM_CUDA_DIR) ahead of LDFLAGS, whose -L may name
+# CUDA's stubs with their own libcuda.so; -lcuda with an rpath), or put SIM_CUDA_DIR first on
 # LD_LIBRARY_PATH for programs that dlopen libcuda. See tests/sim/cuda/README.md.
 
 SIM_CUDA_SRCS := $(sort $(wildcard tests/sim/cuda/*.c))

@@ -15,7 +15,7 @@ $(DMABUF_TESTS): $(DMABUF_TEST_DIR)/%: $(OBJ)/tests/unit/%.o $(TESTCUDA_OBJS) $(
 		$(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -lgdrapi \
 		-Wl,-rpath,$(abspath $(LIB_DIR)) -ldl
 
 test-build: $(DMABUF_TESTS)

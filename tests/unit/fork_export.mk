@@ -9,8 +9,8 @@ $(FORK_EXPORT_TEST): $(OBJ)/tests/unit/test_fork_export.o $(HARNESS_OBJS) $(FORK
 		$(CUDA_VMM_OBJ) $(SIM_CUDA_LIB) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) \
-		-L$(SIM_CUDA_DIR) -L$(LIB_DIR) -Wl,-rpath,'$$ORIGIN/../../sim/cuda' \
+	$(Q)$(CC) -L$(SIM_CUDA_DIR) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) \
+		-Wl,-rpath,'$$ORIGIN/../../sim/cuda' \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -lcuda -ldl
 
 test-build: $(FORK_EXPORT_TEST)

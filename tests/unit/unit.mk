@@ -35,7 +35,7 @@ $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS)): $(UNIT_DIR)/%: $(OBJ)
 $(UNIT_DIR)/test_abi $(UNIT_DIR)/test_no_backend $(UNIT_DIR)/test_error_reasons: \
 		$(UNIT_DIR)/%: $(OBJ)/tests/unit/%.o $(HARNESS_OBJS) $(LIB_SHARED)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) -lgdrapi \
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -lgdrapi \
 		-Wl,-rpath,$(abspath $(LIB_DIR))
 
 # dlopen by bare name finds the build's library through the program's RUNPATH.

@@ -18,8 +18,8 @@ $(VK_TESTS): $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(HARNESS_OBJS) $(CUDA
 		$(FORK_CHECK_OBJ) $(SIM_CUDA_LIB) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) \
-		-L$(SIM_CUDA_DIR) -L$(LIB_DIR) -Wl,-rpath,'$$ORIGIN/../../sim/cuda' \
+	$(Q)$(CC) -L$(SIM_CUDA_DIR) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) \
+		-Wl,-rpath,'$$ORIGIN/../../sim/cuda' \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -lcuda -ldl
 
 # Not linked with libcuda: it runs itself with the environment each case needs.
@@ -27,7 +27,7 @@ $(VK_SETUP_TEST): $(OBJ)/tests/unit/test_vulkan_setup.o $(HARNESS_OBJS) $(LIB_SH
 		$(SIM_CUDA_LIB) $(SIM_VK_HOSTILE_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -L$(LIB_DIR) \
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) \
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -ldl
 
 test-build: $(VK_TESTS) $(VK_SETUP_TEST)
