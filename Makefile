@@ -14,7 +14,8 @@
 #                        where cuda.h is. Without it the library has the gdrdrv backend alone,
 #                        and the tools and tests are left out. NVCC= (default $(CUDA)/bin/nvcc)
 #                        builds gdrcopy_pplat and the GPU tier's kernels
-#   KDIR=<dir>           the kernel build tree for gdrdrv (default: the running kernel's)
+#   KDIR=<dir>           the kernel build tree for gdrdrv (default: that of KVER=<release>, as
+#                        GDRCopy's, else of the running kernel)
 # Other variables: BUILD= (output dir), V=1 (show commands), WERROR=0 (warnings are not
 # errors), SANITIZE=1 (ASan + UBSan), CC=, CXX=, CROSS_COMPILE=. GDRCopy's own targets and
 # variables work too (packaging/gdrcopy.mk).
@@ -173,7 +174,7 @@ config_tools = tools: $(if $(filter 1,$(BUILD_TOOLS)),yes$(if $(filter 0,$(HAVE_
 	without gdrcopy_pplat (no $(NVCC): set NVCC= or CUDA=)),no ($(if $(filter 0,$(TOOLS)),TOOLS=0,no \
 	CUDA headers)))
 config_gdrdrv = gdrdrv.ko: $(if $(KDIR),against $(KDIR),not built: no kernel build tree for \
-	$(shell uname -r) (install its headers or give KDIR=))
+	$(KDIR_KVER) (install its headers or give KDIR=))
 # Not under -s: a make that answers a question (tests/cross asks for lists) prints only that.
 MAKE_SHORT_FLAGS := $(filter-out -% %=%,$(firstword $(MAKEFLAGS)))
 ifeq ($(MAKELEVEL)$(findstring s,$(MAKE_SHORT_FLAGS)),0)

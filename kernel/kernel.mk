@@ -1,10 +1,13 @@
 # gdrdrv.ko from the top level. "make modules" builds $(GDRDRV_KO) against KDIR (default: the
-# running kernel's build tree, if installed); plain "make" does too where KDIR exists.
+# build tree of the kernel KVER names, as in GDRCopy's "make driver KVER=...", else of the
+# running kernel, if installed); plain "make" does too where KDIR exists.
 # NVIDIA_SRC_DIR, NVIDIA_FLAVOR (or NVIDIA_IS_OPENSOURCE) and NVIDIA_SYMVERS as in kernel/Makefile.
 # For other parts: GDRDRV_KO is the module's path; "$(MAKE) modules KDIR=... GDRDRV_OUT=..." builds
 # it for another kernel (e.g. the VM tier's) into another directory.
 
-KDIR ?= $(wildcard /lib/modules/$(shell uname -r)/build)
+# KVER has a default in packaging/packages.mk (for make rpm): only the user's counts here.
+KDIR_KVER := $(if $(filter command line environment,$(origin KVER)),$(KVER),$(shell uname -r))
+KDIR ?= $(wildcard /lib/modules/$(KDIR_KVER)/build)
 GDRDRV_OUT ?= $(BUILD)/kernel
 GDRDRV_KO = $(GDRDRV_OUT)/gdrdrv.ko
 NVIDIA_SRC_DIR ?=
@@ -24,7 +27,7 @@ GDRDRV_KBUILD_VARS = KDIR=$(abspath $(KDIR)) OUT=$(abspath $(GDRDRV_OUT)) \
 .PHONY: modules modules-clean
 modules modules-clean: MAKEOVERRIDES :=
 modules:
-	@test -n "$(KDIR)" || { echo "make modules: no kernel build tree for $$(uname -r);" \
+	@test -n "$(KDIR)" || { echo "make modules: no kernel build tree for $(KDIR_KVER);" \
 		"install its headers or give KDIR=<kernel build dir>" >&2; exit 1; }
 	$(Q)$(MAKE) --no-print-directory -C kernel $(GDRDRV_KBUILD_VARS)
 

@@ -3,7 +3,7 @@
 #   config        the architecture, as GDRCopy's config_arch names it (GDRAPI_ARCH=X86)
 #   version       the version (2.6)
 #   lib, exes     the library; the tools (GDRCopy's tests)
-#   driver        gdrdrv.ko (kernel/kernel.mk's "modules")
+#   driver        gdrdrv.ko (kernel/kernel.mk's "modules"), for the kernel KVER= names, as GDRCopy's
 #   lib_install   the library, gdrapi.h, gdrconfig.h, gdrapi_ext.h, gdrapi.pc and the API's
 #                 man pages
 #   exes_install  the tools, their legacy names and their man pages

@@ -3,7 +3,8 @@
 # (serial and -j), which cleans first and builds after; the goals that build nothing (version,
 # config, uninstall, clean), which write nothing either, and so work in a read-only tree;
 # LDFLAGS=-L naming a directory with another libgdrapi.so and libcuda.so (NVIDIA GDRCopy's,
-# CUDA's stubs), which the tools and tests do not link.
+# CUDA's stubs), which the tools and tests do not link; GDRCopy's "make driver KVER=<release>",
+# which builds gdrdrv for that kernel.
 #   test_invocations.sh SRCDIR
 set -u
 src=$1
@@ -53,5 +54,17 @@ elif mk -j2 BUILD="$tmp/clean" LDFLAGS="-L$tmp/decoy" "$tmp/clean/bin/gdrcopy_in
 	result pass ldflags-other-libraries
 else
 	result fail ldflags-other-libraries "$(grep -m 1 -E 'undefined reference|\*\*\*' "$tmp/ldflags.log")"
+fi
+# KVER picks the kernel: a release with no build tree is named as such (not the running
+# kernel's), and one with headers is what the summary says the module is built against.
+kver=$(kernel_with_headers)
+out=$(mk BUILD="$tmp/kver" KVER=0.0-gdrcopy-test driver 2>&1)
+if ! printf '%s\n' "$out" | grep -q '^make modules: no kernel build tree for 0.0-gdrcopy-test;'; then
+	result fail kver-selects-kernel "make driver KVER=0.0-gdrcopy-test: $(printf '%s\n' "$out" | tail -n 2 | head -n 1)"
+elif [ -n "$kver" ] && ! mk -n BUILD="$tmp/kver" KVER="$kver" all 2>&1 |
+	grep -qx "  CONFIG  gdrdrv.ko: against /lib/modules/$kver/build"; then
+	result fail kver-selects-kernel "make KVER=$kver: $(mk -n BUILD="$tmp/kver" KVER="$kver" all 2>&1 | grep 'CONFIG  gdrdrv')"
+else
+	result pass kver-selects-kernel "${kver:-no kernel headers installed: the refusal only}"
 fi
 test_exit
