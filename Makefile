@@ -88,8 +88,10 @@ all:
 comma := ,
 empty :=
 
-# The tests need CUDA's headers: say so before a compiler does.
-TEST_GOALS := test check test-build check-build check-build-sanitize check-gpu run
+# The tests and the tools need CUDA's headers: say so before a compiler does, and before an
+# install of the tools that installs none. (make all and make install leave the tools out.)
+TEST_GOALS := test check test-build check-build check-build-sanitize check-gpu run tools exes \
+	install-tools exes_install
 ifeq ($(HAVE_CUDA_H),0)
 ifneq ($(filter $(TEST_GOALS),$(MAKECMDGOALS)),)
 $(error no cuda.h in $(CUDA_INCLUDE), which make $(filter $(TEST_GOALS),$(MAKECMDGOALS)) needs (the tools and tests are built with it): install the CUDA toolkit headers (Debian: nvidia-cuda-dev from non-free, or NVIDIA's cuda-cudart-dev-13-0) and set CUDA= to the toolkit or CUDA_INCLUDE= to the directory of cuda.h)

@@ -2,7 +2,7 @@
 # The build's options, each built into a scratch directory: VULKAN=0 leaves the vulkan backend
 # out and gdrcopy_info says so; without CUDA's headers (CUDA_INCLUDE= naming none) the library
 # builds with gdrdrv alone, gdr_open says why dmabuf and vulkan are not there, no tool is built,
-# and make test refuses in one line; TOOLS=0 leaves the tools out. Each build's summary says
+# and make test, and GDRCopy's make exes and exes_install, refuse in one line; TOOLS=0 leaves the tools out. Each build's summary says
 # what it has.
 #   test_options.sh SRCDIR
 set -u
@@ -59,13 +59,15 @@ CLIENT
 		done
 		if [ -z "$bad" ]; then result pass no_cuda_headers; else result fail no_cuda_headers "$bad"; fi
 	fi
-	if mk $nocuda test >"$tmp/nocuda-test.log" 2>&1; then
-		result fail no_cuda_headers_test "make test went on without CUDA's headers"
-	elif grep -q "no cuda.h in $tmp/no-cuda-here, which make test needs (the tools and tests are built with it): install the CUDA toolkit headers" "$tmp/nocuda-test.log"; then
-		result pass no_cuda_headers_test
-	else
-		result fail no_cuda_headers_test "not the one-line refusal: $(tail -n 1 "$tmp/nocuda-test.log")"
-	fi
+	bad=
+	for goal in test exes exes_install; do
+		if mk $nocuda prefix="$tmp/nocuda-prefix" $goal >"$tmp/nocuda-$goal.log" 2>&1; then
+			bad="$bad make $goal went on without CUDA's headers;"
+		elif ! grep -q "no cuda.h in $tmp/no-cuda-here, which make $goal needs (the tools and tests are built with it): install the CUDA toolkit headers" "$tmp/nocuda-$goal.log"; then
+			bad="$bad make $goal: not the one-line refusal: $(grep -m 1 -E 'error|\*\*\*' "$tmp/nocuda-$goal.log");"
+		fi
+	done
+	if [ -z "$bad" ]; then result pass no_cuda_headers_test; else result fail no_cuda_headers_test "$bad"; fi
 else
 	result fail no_cuda_headers "make without CUDA's headers failed: $(grep -m 1 -E 'error|Error' "$tmp/nocuda.log")"
 fi
