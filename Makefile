@@ -149,7 +149,8 @@ include $(if $(filter reverse,$(GDR_FRAGMENT_ORDER)),$(shell printf '%s\n' $(GDR
 
 BUILD_CONFIG_NOW := CC=$(CC) $(shell $(CC) -dumpfullversion -dumpversion 2>/dev/null) \
 	CXX=$(CXX) NVCC=$(NVCC) CFLAGS=$(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) \
-	LDFLAGS=$(ALL_LDFLAGS) VULKAN=$(VULKAN) CUDA_INCLUDE=$(CUDA_INCLUDE)
+	LDFLAGS=$(ALL_LDFLAGS) VULKAN=$(VULKAN) CUDA_INCLUDE=$(CUDA_INCLUDE) \
+	PPLAT_GENCODE=$(PPLAT_GENCODE)
 # Goals that build nothing: they print no summary and write nothing (make version and make
 # uninstall work in a read-only tree, and make clean makes nothing that it then removes).
 NOBUILD_GOALS := clean deps uninstall config version

@@ -48,7 +48,8 @@ $(TOOLS_DEMO): $(OBJ)/tools/demo.o $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
 PPLAT_GENCODE ?= -gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90
 
 ifeq ($(HAVE_NVCC),1)
-$(OBJ)/tools/pplat.o: tools/pplat.cu tools/common.h include/gdrapi.h $(BUILD_CONFIG)
+$(OBJ)/tools/pplat.o: tools/pplat.cu tools/common.h include/gdrapi.h include/gdrapi_ext.h \
+		$(BUILD_CONFIG)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) -std=c++17 -O2 $(PPLAT_GENCODE) -Iinclude -Itools \

@@ -4,7 +4,8 @@
 # config, uninstall, clean), which write nothing either, and so work in a read-only tree;
 # LDFLAGS=-L naming a directory with another libgdrapi.so and libcuda.so (NVIDIA GDRCopy's,
 # CUDA's stubs), which the tools and tests do not link; GDRCopy's "make driver KVER=<release>",
-# which builds gdrdrv for that kernel.
+# which builds gdrdrv for that kernel; gdrcopy_pplat's object, rebuilt when PPLAT_GENCODE or
+# a header it includes changes.
 #   test_invocations.sh SRCDIR
 set -u
 src=$1
@@ -66,5 +67,20 @@ elif [ -n "$kver" ] && ! mk -n BUILD="$tmp/kver" KVER="$kver" all 2>&1 |
 	result fail kver-selects-kernel "make KVER=$kver: $(mk -n BUILD="$tmp/kver" KVER="$kver" all 2>&1 | grep 'CONFIG  gdrdrv')"
 else
 	result pass kver-selects-kernel "${kver:-no kernel headers installed: the refusal only}"
+fi
+# make -q: would make rebuild it? (-W: as if the header had just changed, touching nothing.)
+pplat=$tmp/pplat/obj/tools/pplat.o
+if [ ! -x "$(mk -s BUILD="$tmp/pplat" --eval 'nvcc: ; @echo $(NVCC)' nvcc)" ]; then
+	result skip pplat-rebuilds "no nvcc (give CUDA= or NVCC=)"
+elif ! mk BUILD="$tmp/pplat" "$pplat" >"$tmp/pplat.log" 2>&1; then
+	result fail pplat-rebuilds "make $pplat: $(grep -m 1 -E 'error|\*\*\*' "$tmp/pplat.log")"
+else
+	bad=
+	for h in tools/common.h include/gdrapi.h include/gdrapi_ext.h; do
+		mk -q BUILD="$tmp/pplat" -W "$h" "$pplat" && bad="$bad not rebuilt after a change of $h;"
+	done
+	mk -q BUILD="$tmp/pplat" PPLAT_GENCODE='-gencode arch=compute_80,code=sm_80' "$pplat" &&
+		bad="$bad not rebuilt for another PPLAT_GENCODE;"
+	if [ -z "$bad" ]; then result pass pplat-rebuilds; else result fail pplat-rebuilds "$bad"; fi
 fi
 test_exit
