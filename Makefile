@@ -25,6 +25,11 @@ VERSION_MINOR := $(shell awk '/^\#define GDR_API_MINOR_VERSION/ {print $$3}' inc
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR)
 
 BUILD ?= build
+# make splits a path with a space into two (as GDRCopy's makefiles do): say so, rather than fail
+# on "multiple target patterns" or write into the pieces. install.mk checks its directories.
+no_space = $(if $(word 2,$($(1))),$(error $(1)='$($(1))' has a space, which make cannot keep \
+	in one piece: give a path without one))
+$(call no_space,BUILD)
 OBJ := $(BUILD)/obj
 WERROR ?= 1
 SANITIZE ?= 0

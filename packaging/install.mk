@@ -27,6 +27,15 @@ MODPROBEDIR ?=
 
 INSTALL ?= install
 
+# A directory with a space would be cut in two by the shell: install would create the pieces
+# (one relative, in this tree) and uninstall remove them.
+INSTALL_GOALS := install install-lib install-tools install-man install-man-lib install-man-tools \
+	install-dkms uninstall lib_install exes_install drv_install
+ifneq ($(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),)
+$(foreach v,DESTDIR PREFIX LIBDIR BINDIR INCLUDEDIR MANDIR PKGCONFIGDIR DKMS_SRCDIR MODPROBEDIR, \
+	$(call no_space,$(v)))
+endif
+
 # Tools that may exist in $(BUILD)/bin (gdrcopy_info always; the others when their part is built),
 # and GDRCopy's legacy names for four of them. gdrcopy_pplat never had one.
 INSTALL_TOOLS := gdrcopy_info gdrcopy_sanity gdrcopy_copybw gdrcopy_copylat gdrcopy_apiperf \

@@ -5,7 +5,8 @@
 # LDFLAGS=-L naming a directory with another libgdrapi.so and libcuda.so (NVIDIA GDRCopy's,
 # CUDA's stubs), which the tools and tests do not link; GDRCopy's "make driver KVER=<release>",
 # which builds gdrdrv for that kernel; gdrcopy_pplat's object, rebuilt when PPLAT_GENCODE or
-# a header it includes changes.
+# a header it includes changes; a BUILD= or install directory with a space, refused before
+# anything is written into the pieces the shell would cut it into.
 #   test_invocations.sh SRCDIR
 set -u
 src=$1
@@ -83,4 +84,21 @@ else
 		bad="$bad not rebuilt for another PPLAT_GENCODE;"
 	if [ -z "$bad" ]; then result pass pplat-rebuilds; else result fail pplat-rebuilds "$bad"; fi
 fi
+bad=
+if mk BUILD="$tmp/a $tmp/b" lib >"$tmp/space-build.log" 2>&1; then
+	bad="$bad make BUILD='$tmp/a $tmp/b' lib went on;"
+elif ! grep -q "BUILD='$tmp/a $tmp/b' has a space" "$tmp/space-build.log"; then
+	bad="$bad BUILD with a space: $(grep -m 1 '\*\*\*' "$tmp/space-build.log");"
+fi
+for v in prefix DESTDIR; do
+	if mk BUILD="$tmp/clean" $v="$tmp/sp $tmp/ace" install >"$tmp/space-$v.log" 2>&1; then
+		bad="$bad make $v='$tmp/sp $tmp/ace' install went on;"
+	elif ! grep -q "='$tmp/sp $tmp/ace' has a space" "$tmp/space-$v.log"; then
+		bad="$bad $v with a space: $(grep -m 1 -E 'No such|\*\*\*' "$tmp/space-$v.log");"
+	fi
+done
+for p in "$tmp/a" "$tmp/b" "$tmp/sp" "$tmp/ace"; do
+	[ ! -e "$p" ] || bad="$bad $p was made;"
+done
+if [ -z "$bad" ]; then result pass space-in-paths; else result fail space-in-paths "$bad"; fi
 test_exit
