@@ -17,8 +17,8 @@
 #   KDIR=<dir>           the kernel build tree for gdrdrv (default: that of KVER=<release>, as
 #                        GDRCopy's, else of the running kernel)
 # Other variables: BUILD= (output dir), V=1 (show commands), WERROR=0 (warnings are not
-# errors), SANITIZE=1 (ASan + UBSan), CC=, CXX=, CROSS_COMPILE=. GDRCopy's own targets and
-# variables work too (packaging/gdrcopy.mk).
+# errors), SANITIZE=1 (ASan + UBSan), CC=, CXX=, AR= (each from the environment too),
+# CROSS_COMPILE=. GDRCopy's own targets and variables work too (packaging/gdrcopy.mk).
 
 VERSION_MAJOR := $(shell awk '/^\#define GDR_API_MAJOR_VERSION/ {print $$3}' include/gdrapi.h)
 VERSION_MINOR := $(shell awk '/^\#define GDR_API_MINOR_VERSION/ {print $$3}' include/gdrapi.h)
@@ -40,7 +40,9 @@ endif
 ifeq ($(origin CXX),default)
 CXX := $(CROSS_COMPILE)g++
 endif
+ifeq ($(origin AR),default)
 AR := $(CROSS_COMPILE)ar
+endif
 
 # The options. CUDA's headers are needed by the CUDA backends (dmabuf, vulkan), the tools and
 # the tests; the library's gdrdrv backend and the kernel module need none.

@@ -6,7 +6,8 @@
 # CUDA's stubs), which the tools and tests do not link; GDRCopy's "make driver KVER=<release>",
 # which builds gdrdrv for that kernel; gdrcopy_pplat's object, rebuilt when PPLAT_GENCODE or
 # a header it includes changes; a BUILD= or install directory with a space, refused before
-# anything is written into the pieces the shell would cut it into.
+# anything is written into the pieces the shell would cut it into; CC and AR from the
+# environment, as for a build with -flto (which needs llvm-ar or gcc-ar for libgdrapi.a).
 #   test_invocations.sh SRCDIR
 set -u
 src=$1
@@ -101,4 +102,17 @@ for p in "$tmp/a" "$tmp/b" "$tmp/sp" "$tmp/ace"; do
 	[ ! -e "$p" ] || bad="$bad $p was made;"
 done
 if [ -z "$bad" ]; then result pass space-in-paths; else result fail space-in-paths "$bad"; fi
+# Stand-ins that log their use and run the real tools.
+for t in cc ar; do
+	printf '#!/bin/sh\necho "$0" >>%s\nexec %s "$@"\n' "$tmp/tools.log" "$t" >"$tmp/my-$t"
+	chmod +x "$tmp/my-$t"
+done
+if ! CC=$tmp/my-cc AR=$tmp/my-ar mk BUILD="$tmp/envtools" "$tmp/envtools/lib/libgdrapi.a" \
+	>"$tmp/envtools.log" 2>&1; then
+	result fail cc-ar-from-environment "$(grep -m 1 -E 'error|\*\*\*' "$tmp/envtools.log")"
+else
+	bad=
+	for t in cc ar; do grep -qx "$tmp/my-$t" "$tmp/tools.log" || bad="$bad ${t^^} from the environment was not used;"; done
+	if [ -z "$bad" ]; then result pass cc-ar-from-environment; else result fail cc-ar-from-environment "$bad"; fi
+fi
 test_exit
