@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,7 +29,6 @@ static _Atomic(struct gdr_inflight *) registry;
 static pthread_key_t exit_key;
 static bool exit_key_made;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 static long membarrier(int cmd)
 {
@@ -69,6 +69,30 @@ static void key_create(void)
 	exit_key_made = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
+/*
+ * A batch of records from mmap, not malloc: a signal handler may make its thread's first copy,
+ * and malloc is not async-signal-safe (a handler that interrupted malloc would deadlock in it).
+ * The first is this thread's; the rest are pushed free, with it, in one compare-and-swap.
+ */
+static struct gdr_inflight *new_records(void)
+{
+	size_t count = GDR_INFLIGHT_BATCH / sizeof(struct gdr_inflight);
+	struct gdr_inflight *r;
+
+	r = mmap(NULL, GDR_INFLIGHT_BATCH, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	atomic_init(&r[0].in_use, true);
+	for (size_t i = 0; i + 1 < count; i++)
+		r[i].next = &r[i + 1];
+	r[count - 1].next = registry_first();
+	while (!atomic_compare_exchange_weak_explicit(&registry, &r[count - 1].next, r,
+						      memory_order_release, memory_order_acquire))
+		;
+	return r;
+}
+
 /* A record no live thread owns, now this thread's; or a new one; NULL when out of memory. */
 static struct gdr_inflight *claim_record(void)
 {
@@ -80,23 +104,13 @@ static struct gdr_inflight *claim_record(void)
 		if (atomic_compare_exchange_strong(&r->in_use, &free_record, true))
 			return r;
 	}
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
-	atomic_init(&r->in_use, true);
-	r->next = registry_first();
-	while (!atomic_compare_exchange_weak_explicit(&registry, &r->next, r, memory_order_release,
-						      memory_order_acquire))
-		;
-	return r;
+	return new_records();
 }
 
 struct gdr_inflight *gdr_inflight_register(void)
 {
-	struct gdr_inflight *r;
+	struct gdr_inflight *r = claim_record();
 
-	pthread_once(&key_once, key_create);
-	r = claim_record();
 	if (!r) {
 		gdr_err("gdr_copy: out of memory for this thread's first copy");
 		return NULL;
@@ -183,6 +197,8 @@ static void fork_child(void)
 
 static void inflight_init(void)
 {
+	/* Here, not at a thread's first copy: pthread_once is not async-signal-safe either. */
+	key_create();
 	pthread_atfork(NULL, NULL, fork_child);
 	if (membarrier_register())
 		atomic_store_explicit(&gdr_inflight_fence, 0, memory_order_relaxed);

@@ -22,8 +22,14 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+/*
+ * A cache line each: every copy writes its thread's seq, which must not share a line with another
+ * thread's. Records are made GDR_INFLIGHT_BATCH bytes at a time (inflight.c).
+ */
+#define GDR_INFLIGHT_BATCH 4096
+
 struct gdr_inflight {
-	_Atomic unsigned long seq;	/* odd while its thread is inside a copy; written by it only */
+	_Alignas(64) _Atomic unsigned long seq;	/* odd while its thread is inside a copy; written by it only */
 	struct gdr_inflight *next;	/* in the registry; set before it is published, then fixed */
 	_Atomic bool in_use;		/* a live thread owns it: claimed by compare-and-swap */
 };
@@ -35,8 +41,11 @@ extern _Atomic int gdr_inflight_fence;
 void gdr_inflight_init(void);
 
 /*
- * This thread's record, made at its first copy; NULL when out of memory. Takes no lock, so that a
- * signal handler's copy may interrupt it, or a gdr_unmap waiting on other threads' copies.
+ * This thread's record, taken at its first copy; NULL when out of memory. Takes no lock and
+ * calls neither malloc nor pthread_once, so that a signal handler's copy may be its thread's
+ * first, whatever the handler interrupted (malloc, this very call, a gdr_unmap's wait). The one
+ * call left that is not async-signal-safe is pthread_setspecific, for the thread-exit hook:
+ * glibc's allocates only for the 33rd key of a process and later ones.
  */
 struct gdr_inflight *gdr_inflight_register(void);
 

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Copies and gdr_unmap when signals interrupt them (src/inflight.h):
+ * - a signal handler whose copy is its thread's first: it takes nothing from the heap (malloc is
+ *   not async-signal-safe: a handler that interrupted malloc would deadlock in it), and a handler
+ *   that interrupts the process's first copy completes its own (the first copy once created the
+ *   thread-exit key under a pthread_once that the handler's copy entered again and waited on);
  * - a signal handler that copies, on a thread that has never copied, while that thread waits in
  *   gdr_unmap for another thread's copy: the handler's copy completes and so does the unmap (the
  *   registry once held a lock across the wait that the handler's first copy took again), and a
@@ -13,6 +17,7 @@
  * on), or jumps out of the copy.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -80,6 +85,101 @@ static bool wait_flag(_Atomic int *flag, double seconds)
 	for (int i = 0; i < seconds * 1000 && !atomic_load(flag); i++)
 		usleep(1000);
 	return atomic_load(flag);
+}
+
+/* ---- A handler's copy that is its thread's first ---- */
+
+/*
+ * pthread_key_create, interposed on the library's calls: armed, it lets a signal in first, as if
+ * one arrived there. glibc exports the real one under this name too.
+ */
+extern int __pthread_key_create(pthread_key_t *key, void (*destructor)(void *));
+static _Atomic bool signal_in_key_create;
+static struct pinned first;
+static _Atomic int first_handler_copied, first_copy_done;
+
+int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
+{
+	if (atomic_exchange(&signal_in_key_create, false))
+		raise(SIGUSR2);
+	return __pthread_key_create(key, destructor);
+}
+
+static void on_usr2(int sig)
+{
+	uint8_t b[8] = { 11, 12, 13, 14, 15, 16, 17, 18 };
+
+	(void)sig;
+	if (gdr_copy_to_mapping(first.mh, first.va + 64, b, sizeof(b)) == 0)
+		atomic_store(&first_handler_copied, 1);
+}
+
+static void *first_copier(void *arg)
+{
+	uint8_t b[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	(void)arg;
+	atomic_store(&signal_in_key_create, true);
+	if (gdr_copy_to_mapping(first.mh, first.va, b, sizeof(b)) == 0)
+		atomic_store(&first_copy_done, 1);
+	atomic_store(&signal_in_key_create, false);
+	return NULL;
+}
+
+/* Must be the process's first copy: the first case. */
+static int case_handler_interrupts_first_copy(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr2 };
+	pthread_t t;
+
+	CHECK(!pin_map(&first), "pin and map");
+	sigemptyset(&sa.sa_mask);
+	CHECK(!sigaction(SIGUSR2, &sa, NULL), "sigaction");
+	CHECK(!pthread_create(&t, NULL, first_copier, NULL), "start the copier");
+	if (!wait_flag(&first_copy_done, 5)) {
+		fprintf(stderr, "FAIL: the process's first copy, interrupted by a signal handler "
+			"that copies, did not complete in 5 s (handler copied: %d)\n",
+			atomic_load(&first_handler_copied));
+		_exit(TEST_FAIL);
+	}
+	pthread_join(t, NULL);
+	EXPECT(!memcmp(first.va, (uint8_t[]){ 1, 2, 3, 4, 5, 6, 7, 8 }, 8));
+	EXPECT(!atomic_load(&first_handler_copied) || first.va[64] == 11);
+	EXPECT_ERR(gdr_unmap(g, first.mh, first.va, BUF), 0);
+	unpin_free(&first);
+	return 0;
+}
+
+static size_t heap_in_use;
+
+/* A thread whose first call is a copy: what the heap holds before and after it. */
+static void *heap_copier(void *arg)
+{
+	uint8_t b[8] = { 21, 22, 23, 24, 25, 26, 27, 28 };
+	size_t before = mallinfo2().uordblks;
+
+	(void)arg;
+	if (gdr_copy_to_mapping(first.mh, first.va, b, sizeof(b)))
+		return (void *)1;
+	heap_in_use = mallinfo2().uordblks - before;
+	return NULL;
+}
+
+static int case_first_copy_takes_no_heap(void)
+{
+	pthread_t t;
+	void *ret;
+
+	CHECK(!pin_map(&first), "pin and map");
+	CHECK(!pthread_create(&t, NULL, heap_copier, NULL), "start the copier");
+	pthread_join(t, &ret);
+	EXPECT(!ret && first.va[0] == 21, "the copy failed");
+	EXPECT(heap_in_use == 0,
+	       "a thread's first copy took %zu bytes from the heap, which a signal handler may not",
+	       heap_in_use);
+	EXPECT_ERR(gdr_unmap(g, first.mh, first.va, BUF), 0);
+	unpin_free(&first);
+	return 0;
 }
 
 /* ---- A handler's copy while its thread waits in gdr_unmap ---- */
@@ -202,6 +302,8 @@ static int case_copy_left_by_longjmp(void)
 }
 
 static const struct test_case cases[] = {
+	{ "handler_interrupts_first_copy", case_handler_interrupts_first_copy },
+	{ "first_copy_takes_no_heap", case_first_copy_takes_no_heap },
 	{ "handler_copy_during_unmap_wait", case_handler_copy_during_unmap_wait },
 	{ "copy_left_by_longjmp", case_copy_left_by_longjmp },
 	{ NULL, NULL },
