@@ -46,7 +46,7 @@ static const char vk_not_gpu_hint[] = "for GPU memory that the CPU can map, " VK
 static int vulkan_open(struct gdr *g, struct gdr_why *why)
 {
 	struct vk_state *s;
-	int ret = vk_state_get(&s, why);
+	int ret = gdr_vk_state_get(&s, why);
 
 	if (!ret)
 		g->backend_priv = s;
@@ -111,7 +111,7 @@ static int create_dedicated_buffer(struct vk_gpu *gpu, VkDeviceSize size, VkBuff
 
 	if (r != VK_SUCCESS) {
 		gdr_err("vulkan: vkCreateBuffer(%llu bytes) for a dedicated import failed (%s)",
-			(unsigned long long)size, vk_result_name(r));
+			(unsigned long long)size, gdr_vk_result_name(r));
 		return vk_errno(r);
 	}
 	gpu->vkGetBufferMemoryRequirements(gpu->device, *buffer, &req);
@@ -163,7 +163,7 @@ static int import_fd(struct vk_gpu *gpu, int fd, struct vk_pin *pin)
 	r = gpu->vkAllocateMemory(gpu->device, &info, NULL, &pin->memory);
 	if (r != VK_SUCCESS) {
 		gdr_err("vulkan: vkAllocateMemory importing the CUDA allocation's fd (%llu bytes) "
-			"failed (%s)%s", (unsigned long long)pin->alloc_size, vk_result_name(r),
+			"failed (%s)%s", (unsigned long long)pin->alloc_size, gdr_vk_result_name(r),
 			r == VK_ERROR_INVALID_EXTERNAL_HANDLE ? ": the Vulkan driver cannot import "
 			"this CUDA memory (are libcuda and the Vulkan ICD from the same NVIDIA "
 			"driver?); use the gdrdrv backend" : "");
@@ -386,7 +386,7 @@ static int vulkan_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		gdr_err("vulkan: pin 0x%lx: %s", req->addr, gpu->why.msg);
 		return ENOTSUP;
 	}
-	ret = vk_gpu_open(s, gpu, ordinal);
+	ret = gdr_vk_gpu_open(s, gpu, ordinal);
 	if (ret)
 		return ret;
 	pin = calloc(1, sizeof(*pin));
@@ -470,7 +470,8 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 	gdr_backend_map_end(g, r == VK_SUCCESS ? p : NULL, len);
 	if (r != VK_SUCCESS) {
 		gdr_err("vulkan: vkMapMemory(%llu bytes at %llu) failed (%s)",
-			(unsigned long long)len, (unsigned long long)pin->offset, vk_result_name(r));
+			(unsigned long long)len, (unsigned long long)pin->offset,
+			gdr_vk_result_name(r));
 		return r == VK_ERROR_MEMORY_MAP_FAILED ? ENOMEM : vk_errno(r);
 	}
 	if (!p) {
@@ -529,7 +530,7 @@ static const struct gdr_backend_ops vulkan_ops = {
 const struct gdr_backend gdr_backend_vulkan = {
 	.name = "vulkan",
 	.id = GDR_BACKEND_VULKAN,
-	.probe = vk_probe,
+	.probe = gdr_vk_probe,
 	.open = vulkan_open,
 	.ops = &vulkan_ops,
 };

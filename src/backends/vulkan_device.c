@@ -26,7 +26,7 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-const char *vk_result_name(VkResult r)
+const char *gdr_vk_result_name(VkResult r)
 {
 	switch (r) {
 #define VK_NAME(x) case x: return #x;
@@ -49,7 +49,7 @@ const char *vk_result_name(VkResult r)
 	}
 }
 
-void vk_format_uuid(const unsigned char u[16], char buf[48])
+void gdr_vk_format_uuid(const unsigned char u[16], char buf[48])
 {
 	snprintf(buf, 48, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
 		 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
@@ -87,7 +87,7 @@ static int load_instance(struct vk_state *s, void *lib, struct gdr_why *why)
 	if (r != VK_SUCCESS) {
 		gdr_why_set(why, "vkCreateInstance failed (%s): no usable Vulkan driver; install the "
 			    "NVIDIA driver's Vulkan ICD (nvidia_icd.json, needs libglvnd) or point "
-			    "VK_DRIVER_FILES at it", vk_result_name(r));
+			    "VK_DRIVER_FILES at it", gdr_vk_result_name(r));
 		s->instance = VK_NULL_HANDLE;
 		return ENODEV;
 	}
@@ -238,7 +238,7 @@ static void match_gpus(struct vk_state *s, VkPhysicalDevice *pds, uint32_t npd)
 			continue;
 		}
 		memcpy(gpu->uuid, cu_uuid.bytes, 16);
-		vk_format_uuid(gpu->uuid, uuid);
+		gdr_vk_format_uuid(gpu->uuid, uuid);
 		gdr_why_set(&gpu->why, "no Vulkan device matches CUDA device %d (UUID %s): install "
 			    "the NVIDIA driver's Vulkan ICD, or check VK_DRIVER_FILES", d, uuid);
 		for (uint32_t i = 0; i < npd; i++) {
@@ -366,7 +366,7 @@ static void *vk_library(struct gdr_why *why)
 	return vk_lib;
 }
 
-int vk_probe(struct gdr_why *why)
+int gdr_vk_probe(struct gdr_why *why)
 {
 	void *lib;
 
@@ -421,7 +421,7 @@ static int vk_state_create(struct vk_state **out, struct gdr_why *why)
 	return 0;
 }
 
-int vk_state_get(struct vk_state **out, struct gdr_why *why)
+int gdr_vk_state_get(struct vk_state **out, struct gdr_why *why)
 {
 	struct vk_state *s = atomic_load_explicit(&vk_process, memory_order_acquire);
 	int ret = 0;
@@ -478,7 +478,7 @@ static int vk_gpu_create(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
 	if (r != VK_SUCCESS) {
 		gpu->device = VK_NULL_HANDLE;
 		gdr_err("vulkan: vkCreateDevice for CUDA device %d failed (%s)", ordinal,
-			vk_result_name(r));
+			gdr_vk_result_name(r));
 		return r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ?
 		       ENOMEM : ENODEV;
 	}
@@ -504,7 +504,7 @@ static int vk_gpu_create(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
 	return 0;
 }
 
-int vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
+int gdr_vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
 {
 	int ret = 0;
 

@@ -7,7 +7,7 @@
  * declares what the backend uses.
  *
  * The state is the process's, shared by every gdr_t and kept until the process exits, as CUDA
- * keeps a device's primary context: see vk_state_get.
+ * keeps a device's primary context: see gdr_vk_state_get.
  */
 #ifndef GDR_BACKENDS_VULKAN_PRIV_H
 #define GDR_BACKENDS_VULKAN_PRIV_H
@@ -62,7 +62,7 @@ struct vk_state {
 	PFN_vkGetDeviceProcAddr vkGetDeviceProcAddr;
 	int gpu_count;			/* cuDeviceGetCount */
 	struct vk_gpu *gpus;		/* indexed by CUDA device ordinal */
-	struct vk_state *abandoned_next;	/* see vk_state_get, on fork */
+	struct vk_state *abandoned_next;	/* see gdr_vk_state_get, on fork */
 };
 
 /*
@@ -70,7 +70,7 @@ struct vk_state {
  * process's state exists already. No cuInit and no VkInstance: open makes those. 0, or an errno
  * with why filled.
  */
-int vk_probe(struct gdr_why *why);
+int gdr_vk_probe(struct gdr_why *why);
 
 /*
  * The process's state: the first call initialises CUDA, creates the instance and matches every
@@ -78,15 +78,15 @@ int vk_probe(struct gdr_why *why);
  * build it once. 0 with *out set when at least one device is usable, else an errno with why
  * filled (and the next call tries again).
  */
-int vk_state_get(struct vk_state **out, struct gdr_why *why);
+int gdr_vk_state_get(struct vk_state **out, struct gdr_why *why);
 
 /* gpu's VkDevice, created at the first call (thread-safe); 0 or an errno (logged). */
-int vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal);
+int gdr_vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal);
 
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" and the like, for log lines. */
-const char *vk_result_name(VkResult r);
+const char *gdr_vk_result_name(VkResult r);
 
 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints UUIDs. */
-void vk_format_uuid(const unsigned char uuid[16], char buf[48]);
+void gdr_vk_format_uuid(const unsigned char uuid[16], char buf[48]);
 
 #endif

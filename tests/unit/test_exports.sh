@@ -1,7 +1,8 @@
 #!/bin/sh
 # The shared library's contract with other people's binaries: SONAME, the dev symlink chain, and
 # exactly GDRCopy 2.6's public functions (the v1 gdr_get_info among them) and the one gdrcopy
-# extension function, gdr_ext_take_errors, exported, nothing else.
+# extension function, gdr_ext_take_errors, exported, nothing else; the static library's globals
+# all gdr_*.
 # LIB_DIR is substituted at build time.
 set -u
 lib_dir=@LIB_DIR@
@@ -48,6 +49,12 @@ fi
 # Every export is a function (GDRCopy's data exports were incidental).
 objects=$(nm -D --defined-only "$lib" | awk '$2 != "T" {print $3}')
 [ -z "$objects" ] || say "exported non-functions: $objects"
+# The static library cannot hide its internal functions: each is named gdr_*, so that a program
+# linked with it statically meets no name of ours but where it chose to.
+if [ -f "$lib_dir/libgdrapi.a" ]; then
+	foreign=$(nm -g --defined-only "$lib_dir/libgdrapi.a" | awk 'NF == 3 && $3 !~ /^gdr_/ {print $3}')
+	[ -z "$foreign" ] || say "libgdrapi.a defines global symbols outside gdr_*: $(echo $foreign)"
+fi
 # No symbol versions: binaries linked against GDRCopy's unversioned library must bind.
 if readelf -V "$lib" | grep -q 'Version definition'; then say "library defines symbol versions"; fi
 
