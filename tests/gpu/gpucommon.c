@@ -62,6 +62,25 @@ int gpu_init(void)
 	return 0;
 }
 
+int gpu_need_nvidia(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	bool sim = lib && dlsym(lib, "simcuda_get_counters");
+	const char *on_sim = getenv("GDR_TEST_ON_SIM");
+
+	if (lib)
+		dlclose(lib);
+	if (!sim)
+		return 0;
+	if (on_sim && !strcmp(on_sim, "1")) {
+		printf("# GDR_TEST_ON_SIM=1: on the simulated CUDA driver, not a tier-3 result\n");
+		return 0;
+	}
+	printf("libcuda.so.1 is the simulated CUDA driver (tests/sim/cuda); tier 3 needs NVIDIA's "
+	       "(GDR_TEST_ON_SIM=1 runs it there anyway)\n");
+	return 77;
+}
+
 void gpu_describe(void)
 {
 	char name[128] = "?", bus[32] = "?";

@@ -28,6 +28,13 @@ int gpu_init(void);
  */
 void gpu_use_nvidia_icd(void);
 
+/*
+ * For the tests of tier 3, after gpu_init: 0 where libcuda.so.1 is NVIDIA's driver; 77 with the
+ * reason printed where it is the simulated one (tests/sim/cuda), on which every case would pass
+ * without a GPU. GDR_TEST_ON_SIM=1 runs them there all the same, to try a program out.
+ */
+int gpu_need_nvidia(void);
+
 /* Print the driver version, device 0's name, PCI id and UUID. */
 void gpu_describe(void);
 

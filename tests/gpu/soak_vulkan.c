@@ -277,6 +277,8 @@ int main(int argc, char **argv)
 	gpu_use_nvidia_icd();
 	fork_before_cuda();
 	ret = gpu_init();
+	if (!ret)
+		ret = gpu_need_nvidia();
 	if (ret)
 		return ret;
 	gpu_describe();

@@ -569,6 +569,8 @@ int main(int argc, char **argv)
 {
 	int ret = gpu_init();
 
+	if (!ret)
+		ret = gpu_need_nvidia();
 	if (ret)
 		return ret;
 	gpu_describe();
