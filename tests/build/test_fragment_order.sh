@@ -26,8 +26,11 @@ rules() { # order
 			echo "$target: $normal$ordered"
 		done | sort
 }
-commands() { # order
-	mk -n GDR_FRAGMENT_ORDER="$1" all test-build 2>/dev/null | sort
+commands() { # order: into $tmp/commands.ORDER; make's status, its errors in $tmp/commands.ORDER.err
+	mk -n GDR_FRAGMENT_ORDER="$1" all test-build >"$tmp/commands.$1.raw" 2>"$tmp/commands.$1.err"
+	local rc=$?
+	sort "$tmp/commands.$1.raw" >"$tmp/commands.$1"
+	return $rc
 }
 
 rules sorted >"$tmp/rules.sorted"
@@ -35,7 +38,12 @@ rules reverse >"$tmp/rules.reverse"
 # A rule of each tier shows that the whole tree was read.
 for want in "$tmp/build/lib/libgdrapi.so.2.6:" "$tmp/build/tests/unit/test_api:" \
 	"$tmp/build/vm/bin/test_pin:" "$tmp/build/tests/tools/test_tools_runs:" "check-build:"; do
-	grep -qF -- "$want" "$tmp/rules.sorted" || skip_test "make -p shows no rule for $want"
+	if ! grep -qF -- "$want" "$tmp/rules.sorted"; then
+		# The tree's own makefiles did not read: a broken build, not something missing here.
+		result fail rules "make -p shows no rule for $want: $(mk -p -n deps 2>&1 >/dev/null |
+			head -n 1)"
+		test_exit
+	fi
 done
 if cmp -s "$tmp/rules.sorted" "$tmp/rules.reverse"; then
 	result pass rules "$(grep -c . "$tmp/rules.sorted") rules, the same in both orders"
@@ -44,9 +52,19 @@ else
 		"$tmp/rules.reverse" | grep '^[<>]' | head -n 2 | cut -c1-200 | tr '\n' '|')"
 fi
 
-commands sorted >"$tmp/commands.sorted"
-commands reverse >"$tmp/commands.reverse"
-if cmp -s "$tmp/commands.sorted" "$tmp/commands.reverse"; then
+# Both must work and list the library's link: two empty lists (make stopped) are not the same
+# commands.
+bad=
+for order in sorted reverse; do
+	if ! commands "$order"; then
+		bad="$bad make -n ($order) failed: $(head -n 1 "$tmp/commands.$order.err");"
+	elif ! grep -q -- '-o [^ ]*/lib/libgdrapi\.so\.2\.6 ' "$tmp/commands.$order"; then
+		bad="$bad make -n ($order) does not link libgdrapi.so.2.6;"
+	fi
+done
+if [ -n "$bad" ]; then
+	result fail commands "$bad"
+elif cmp -s "$tmp/commands.sorted" "$tmp/commands.reverse"; then
 	result pass commands "$(grep -c . "$tmp/commands.sorted") commands, the same in both orders"
 else
 	result fail commands "make -n differs with the fragments reversed: $(diff \
