@@ -217,6 +217,17 @@ static struct nvidia_p2p_page_table *gdrdrv_mr_take_pages(struct gdrdrv_mr *mr)
 }
 
 /*
+ * Serializes non-persistent get_pages with the put_pages of gdrdrv_mr_release_table(), from its
+ * check that the callback has not run until put_pages returns. The callback can still run, and
+ * end, in between: NVIDIA frees the table when it returns, and put_pages, which finds a table
+ * by the calling process, the address and the table's pointer, reports success for one it no
+ * longer knows. A get_pages in that gap could hand the freed table's memory to a new pin of the
+ * same address, whose pages that put_pages would then release while gdrdrv maps them. The
+ * callback never takes this lock; under it, put_pages may wait for a callback in flight.
+ */
+static DEFINE_MUTEX(gdrdrv_p2p_lock);
+
+/*
  * NVIDIA revokes the pages (the memory was freed before unpin). Runs with NVIDIA's locks held:
  * takes only mr->sem, and must not call put_pages. Once it returns the table is freed.
  *
@@ -477,9 +488,9 @@ static bool gdrdrv_mr_expect_callback(struct gdrdrv_mr *mr)
 
 /*
  * Give back a table taken by gdrdrv_mr_detach(), or refused by gdrdrv_mr_take_table(). No lock
- * held: put_pages waits for a callback in flight. If put_pages fails, NVIDIA still has the
- * pages and may call the free callback with mr whenever the memory is freed, so mr and the
- * module stay, on purpose, until it does (forever if it never does).
+ * the callback takes is held: put_pages waits for a callback in flight. If put_pages fails,
+ * NVIDIA still has the pages and may call the free callback with mr whenever the memory is
+ * freed, so mr and the module stay, on purpose, until it does (forever if it never does).
  */
 static void gdrdrv_mr_release_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page_table *pt)
 {
@@ -497,11 +508,14 @@ static void gdrdrv_mr_release_table(struct gdrdrv_mr *mr, struct nvidia_p2p_page
 		return;
 	}
 
+	mutex_lock(&gdrdrv_p2p_lock);
 	if (!gdrdrv_mr_expect_callback(mr)) {
+		mutex_unlock(&gdrdrv_p2p_lock);
 		atomic64_dec(&gdrdrv_tables);	/* the callback found it detached: not counted off */
 		return;
 	}
 	ret = gdrdrv_put_pages(mr, pt);
+	mutex_unlock(&gdrdrv_p2p_lock);
 	down_write(&mr->sem);
 	/* A callback that ran meanwhile has ended the release itself. */
 	end_put = !ret && gdrdrv_mr_take_put_pending(mr);
@@ -629,9 +643,16 @@ int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *
 		goto err_slot_put;
 	}
 
-	/* No gdrdrv lock held: the callback may run as soon as NVIDIA knows it (see the top). */
+	/*
+	 * No lock the callback takes is held: it may run as soon as NVIDIA knows mr (see the top).
+	 * gdrdrv_p2p_lock keeps a put_pages of a table NVIDIA may have freed from meeting this pin.
+	 */
 	start = gdrdrv_cycles();
+	if (!mr->persistent)
+		mutex_lock(&gdrdrv_p2p_lock);
 	ret = gdrdrv_get_pages(mr, &pt);
+	if (!mr->persistent)
+		mutex_unlock(&gdrdrv_p2p_lock);
 	mr->tm_cycles = gdrdrv_cycles() - start;
 	if (ret) {
 		gdrdrv_dbg("get_pages(0x%llx, 0x%llx) failed: %d\n", mr->va, mr->mapped_size, ret);

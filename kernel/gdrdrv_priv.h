@@ -10,9 +10,11 @@
  *                       file.lock and drops file.lock before it takes mr.sem
  *       mapping->i_mmap_rwsem (inside unmap_mapping_range, under mr.sem)
  * gdrdrv_refused_lock (gdrdrv_pin.c) is taken with no other lock held, and none is taken under it.
- * Neither gdrdrv lock is held across a call into nvidia_p2p: the free callback takes mr.sem with
- * NVIDIA's locks held, and get_pages/put_pages take those locks (put_pages also waits for a
- * callback in flight).
+ * gdrdrv_p2p_lock (gdrdrv_pin.c) is outermost of gdrdrv's: held across non-persistent get_pages
+ * and put_pages, and around the mr.sem those take, never taken by the free callback.
+ * Neither file.lock nor mr.sem is held across a call into nvidia_p2p: the free callback takes
+ * mr.sem with NVIDIA's locks held, and get_pages/put_pages take those locks (put_pages also
+ * waits for a callback in flight).
  */
 #ifndef GDRDRV_PRIV_H
 #define GDRDRV_PRIV_H
