@@ -242,21 +242,29 @@ static void *race_user(void *arg)
 	return NULL;
 }
 
-static void *race_freer(void *arg)
+/*
+ * A freer: until *done reaches until, free the slots' memory in turn (the free callbacks of its
+ * pins run) and put an allocation of size bytes in its place.
+ */
+static void *free_until(struct racer *r, atomic_int *done, int until, size_t size)
 {
-	struct racer *r = arg;
 	struct shared *s = r->s;
 	int it = 0;
 
-	while (atomic_load(&race_done) < NTHREADS - 1) {
+	while (atomic_load(done) < until) {
 		_Atomic uint64_t *slot = &slot_va[it++ % SLOTS];
 		struct nvp2p_sim_alloc a;
 
 		T_CHECK(s, r->i, vm_free(atomic_load(slot)) == 0, "free");
-		T_CHECK(s, r->i, vm_alloc(GPU_PAGE, 0, &a) == 0, "alloc");
+		T_CHECK(s, r->i, vm_alloc(size, 0, &a) == 0, "alloc");
 		atomic_store(slot, a.va);
 	}
 	return NULL;
+}
+
+static void *race_freer(void *arg)
+{
+	return free_until(arg, &race_done, NTHREADS - 1, GPU_PAGE);
 }
 
 static int case_threads_free_race(void)
@@ -479,19 +487,7 @@ static void *chaos_meddler(void *arg)
 
 static void *chaos_freer(void *arg)
 {
-	struct racer *r = arg;
-	struct shared *s = r->s;
-	int it = 0;
-
-	while (atomic_load(&chaos_done) < CHAOS_MAPPERS) {
-		_Atomic uint64_t *slot = &slot_va[it++ % SLOTS];
-		struct nvp2p_sim_alloc a;
-
-		T_CHECK(s, r->i, vm_free(atomic_load(slot)) == 0, "free");
-		T_CHECK(s, r->i, vm_alloc(2 * GPU_PAGE, 0, &a) == 0, "alloc");
-		atomic_store(slot, a.va);
-	}
-	return NULL;
+	return free_until(arg, &chaos_done, CHAOS_MAPPERS, 2 * GPU_PAGE);
 }
 
 static int case_threads_chaos(void)
