@@ -387,7 +387,10 @@ static int case_threads_unpin_racing_pin(void)
  * mremap, touched and torn down in either order, while another thread frees the memory (the
  * free callback, non-persistent), another unpins and queries handles it guesses, and another
  * forks children that close the inherited fd. Only the kernel's log and the sim's counters
- * judge: a touch may work or fault, an ioctl may succeed or say EINVAL.
+ * judge: a touch may work or fault, an ioctl may succeed or say EINVAL. Non-persistent pins
+ * only: the race it was written for (an unpin's put_pages meeting a pin made after the callback
+ * freed its table) has no callback with persistent ones, and each run adds a minute or more to
+ * a VM of the loaded CI machine, whose limit is 270 s.
  */
 #define CHAOS_MAPPERS 2
 #define CHAOS_ITERATIONS 1500
@@ -527,6 +530,6 @@ const struct vm_case vm_cases[] = {
 	{ "threads_concurrent_pins", case_threads_concurrent_pins, "pn" },
 	{ "threads_free_race", case_threads_free_race, "pn" },
 	{ "threads_unpin_racing_pin", case_threads_unpin_racing_pin, "pn" },
-	{ "threads_chaos", case_threads_chaos, "pn" },
+	{ "threads_chaos", case_threads_chaos, "n" },
 	{ NULL, NULL, NULL },
 };
