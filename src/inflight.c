@@ -2,7 +2,6 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
