@@ -244,8 +244,9 @@ static int fuzz_mmap_once(struct fuzz *f, int i)
 		f->maps[slot].p = p;
 		f->maps[slot].len = len;
 		f->mmap_ok++;
+		/* Marked as the fuzz's, should the sim's quarantine find it stored after a free. */
 		if (prot & PROT_WRITE)
-			vm_try_write32(p, (uint32_t)i);
+			vm_try_write32(p, 0xf2000000u | (uint32_t)i);
 	}
 	return TEST_PASS;
 }

@@ -43,13 +43,20 @@ struct module;
 #define SIM_PAGES_PER_CHUNK (SIM_CHUNK_SIZE >> PAGE_SHIFT)
 /* All the backing the sim hands out at once, so a runaway test cannot take the VM's memory. */
 #define SIM_TOTAL_MAX (384ULL << 20)
+/*
+ * Written over backing when it is freed, so that a consumer still mapping it reads this instead
+ * of the data it wrote, and so that the quarantine can tell whether anyone wrote it since.
+ */
+#define SIM_POISON 0x6b
 
 struct sim_backing {
 	struct kref ref;
+	u64 va;				/* the allocation's, for the quarantine's reports */
 	u64 size;
 	unsigned long nchunks;
 	struct page *block;		/* NVP2P_SIM_ALLOC_CONTIGUOUS: the one block; else NULL */
 	unsigned int block_order;
+	struct list_head quarantine_node; /* in sim.quarantine once freed, under sim.lock */
 	struct page *chunks[];		/* first page of each 64 KiB chunk, in va order */
 };
 
@@ -125,6 +132,9 @@ struct sim_state {
 	wait_queue_head_t revoke_wq;
 	/* The task inside the SELFTEST ioctl: its deliberate misuses are not reported. */
 	struct task_struct *selftest_task;
+	/* Freed backing not yet back in the page allocator (nvp2p_sim_quarantine.c), oldest first. */
+	struct list_head quarantine;
+	u64 quarantine_bytes;
 };
 
 extern struct sim_state sim;
@@ -133,6 +143,8 @@ extern struct sim_state sim;
 struct sim_backing *sim_backing_create(u64 size, u32 flags);
 void sim_backing_get(struct sim_backing *b);
 void sim_backing_put(struct sim_backing *b);
+void sim_backing_free(struct sim_backing *b);
+struct page *sim_backing_page(const struct sim_backing *b, u64 off);
 int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req);
 int sim_alloc_free(u64 va);
 void sim_ctx_release(struct sim_ctx *ctx);
@@ -144,6 +156,10 @@ void sim_revoke_pins(struct list_head *revoked);
 void sim_release_pins_of(struct module *mod);
 void sim_release_leaked_pins(void);
 __printf(1, 2) void sim_misuse(const char *fmt, ...);
+
+/* nvp2p_sim_quarantine.c */
+void sim_quarantine_add(struct sim_backing *b);
+unsigned int sim_quarantine_drain(void);
 
 /* nvp2p_sim_selftest.c */
 int sim_selftest(struct sim_ctx *ctx);

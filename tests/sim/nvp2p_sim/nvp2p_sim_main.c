@@ -20,6 +20,7 @@ struct sim_state sim = {
 	.pins = LIST_HEAD_INIT(sim.pins),
 	.next_va = NVP2P_SIM_VA_BASE,
 	.revoke_wq = __WAIT_QUEUE_HEAD_INITIALIZER(sim.revoke_wq),
+	.quarantine = LIST_HEAD_INIT(sim.quarantine),
 };
 
 static int sim_open(struct inode *inode, struct file *filp)
@@ -83,6 +84,8 @@ static long sim_ioctl_counts(void __user *uarg)
 {
 	struct nvp2p_sim_counts c;
 
+	/* What was freed since the last call is checked now, so misuses counts its writes. */
+	sim_quarantine_drain();
 	mutex_lock(&sim.lock);
 	c = sim.counts;
 	c.backing_bytes = sim.total_bytes;
@@ -216,6 +219,7 @@ static void __exit sim_exit(void)
 	/* Every control file is closed (each held a module reference), so no allocation is left. */
 	WARN_ON(!list_empty(&sim.allocs));
 	sim_release_leaked_pins();
+	sim_quarantine_drain();
 	WARN(sim.total_bytes, "nvp2p_sim: %llu bytes of backing outstanding at unload\n",
 	     sim.total_bytes);
 	pr_info("nvp2p_sim: unloaded\n");

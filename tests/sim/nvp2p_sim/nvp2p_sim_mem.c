@@ -16,10 +16,6 @@
 
 #include "nvp2p_sim.h"
 
-/* Written over backing before it goes back to the page allocator, so that a consumer still
- * mapping it reads this instead of the data it wrote. */
-#define SIM_POISON 0x6b
-
 static int sim_cmp_page_desc(const void *a, const void *b)
 {
 	unsigned long pa = page_to_pfn(*(struct page * const *)a);
@@ -92,6 +88,26 @@ err_free_backing:
 	return NULL;
 }
 
+/* The page at byte off of b's memory. */
+struct page *sim_backing_page(const struct sim_backing *b, u64 off)
+{
+	return b->chunks[off / SIM_CHUNK_SIZE] + (off % SIM_CHUNK_SIZE) / PAGE_SIZE;
+}
+
+/* Back to the page allocator, from the quarantine. */
+void sim_backing_free(struct sim_backing *b)
+{
+	unsigned long i;
+
+	if (b->block) {
+		__free_pages(b->block, b->block_order);
+	} else {
+		for (i = 0; i < b->nchunks; i++)
+			__free_pages(b->chunks[i], SIM_CHUNK_ORDER);
+	}
+	kvfree(b);
+}
+
 static void sim_backing_release(struct kref *ref)
 {
 	struct sim_backing *b = container_of(ref, struct sim_backing, ref);
@@ -99,18 +115,15 @@ static void sim_backing_release(struct kref *ref)
 
 	if (b->block) {
 		sim_poison_page_range(b->block, 1UL << b->block_order);
-		__free_pages(b->block, b->block_order);
 	} else {
-		for (i = 0; i < b->nchunks; i++) {
+		for (i = 0; i < b->nchunks; i++)
 			sim_poison_page_range(b->chunks[i], SIM_PAGES_PER_CHUNK);
-			__free_pages(b->chunks[i], SIM_CHUNK_ORDER);
-		}
 	}
 
 	mutex_lock(&sim.lock);
 	sim.total_bytes -= b->size;
 	mutex_unlock(&sim.lock);
-	kvfree(b);
+	sim_quarantine_add(b);
 }
 
 void sim_backing_get(struct sim_backing *b)
@@ -222,6 +235,7 @@ int sim_alloc_create(struct sim_ctx *ctx, struct nvp2p_sim_alloc *req)
 		mutex_unlock(&sim.lock);
 		goto err_put_backing;
 	}
+	a->backing->va = a->va;
 	list_add_tail(&a->node, &sim.allocs);
 	list_add_tail(&a->ctx_node, &ctx->allocs);
 	sim.counts.allocations++;
@@ -317,8 +331,7 @@ static int sim_copy_backing(struct sim_backing *b, u64 off, u64 len, void __user
 			    bool write)
 {
 	while (len) {
-		struct page *page = b->chunks[off / SIM_CHUNK_SIZE] +
-				    (off % SIM_CHUNK_SIZE) / PAGE_SIZE;
+		struct page *page = sim_backing_page(b, off);
 		size_t in_page = offset_in_page(off);
 		size_t n = min_t(u64, len, PAGE_SIZE - in_page);
 		void *kaddr = kmap_local_page(page);
