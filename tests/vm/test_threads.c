@@ -3,7 +3,7 @@
  * Threads on one gdr_t: the sanity catalogue's basic_child_thread_pins_buffer (pin and map in
  * one thread, use and tear down in another; concurrent pins of one buffer), many threads
  * pinning at once, the free callback racing unpin, map and touches, an unpin racing the
- * PIN that made the handle.
+ * PIN that made the handle, and all of these at once with split and moved mappings and forks.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "vmtest.h"
 
@@ -380,10 +382,157 @@ static int case_threads_unpin_racing_pin(void)
 	return TEST_PASS;
 }
 
+/*
+ * Everything at once on one file: pins mapped, split by munmap of a middle page, moved by
+ * mremap, touched and torn down in either order, while another thread frees the memory (the
+ * free callback, non-persistent), another unpins and queries handles it guesses, and another
+ * forks children that close the inherited fd. Only the kernel's log and the sim's counters
+ * judge: a touch may work or fault, an ioctl may succeed or say EINVAL, but a store that lands
+ * in memory after its free is a misuse the sim's quarantine reports with the bytes stored,
+ * which say who stored them (0xca: a mapper's first page, 0xcb: its moved piece; then the
+ * mapper and the iteration). Non-persistent pins
+ * only: the race it was written for (an unpin's put_pages meeting a pin made after the callback
+ * freed its table) has no callback with persistent ones, and each run adds a minute or more to
+ * a VM of the loaded CI machine, whose limit is 270 s.
+ */
+#define CHAOS_MAPPERS 2
+#define CHAOS_ITERATIONS 1500
+
+static _Atomic uint64_t chaos_next_handle;
+static atomic_int chaos_done;
+
+static void *chaos_mapper(void *arg)
+{
+	struct racer *r = arg;
+	int fd = vm_find_gdrdrv_fd();
+	size_t len = 2 * GPU_PAGE, cpu = CPU_PAGE;
+
+	for (int it = 0; it < CHAOS_ITERATIONS; it++) {
+		uint64_t va = atomic_load(&slot_va[(it + r->i) % SLOTS]), h;
+		char *p, *q = NULL, *dst;
+		uint32_t v;
+		int err;
+
+		if (vm_raw_pin(fd, va, len, 0, &h))
+			continue;
+		atomic_store(&chaos_next_handle, h + len / cpu);
+		p = vm_raw_map(fd, h, len, &err);
+		if (!p) {
+			vm_raw_unpin(fd, h);
+			continue;
+		}
+		vm_try_write32(p + 8 * r->i, 0xca000000u | (uint32_t)r->i << 16 | (uint32_t)it);
+		vm_try_read32(p + len - cpu, &v);
+		if (len / cpu >= 4) {
+			/* Split: drop a middle page; move the tail piece elsewhere. */
+			munmap(p + cpu, cpu);
+			dst = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (dst != MAP_FAILED) {
+				q = mremap(p + len / 2, len / 2, len / 2,
+					   MREMAP_MAYMOVE | MREMAP_FIXED, dst + cpu);
+				if (q == MAP_FAILED)
+					q = NULL;
+				munmap(dst, cpu);
+				munmap(dst + cpu + len / 2, len / 2 - cpu);
+				if (!q)
+					munmap(dst + cpu, len / 2);
+			}
+			if (q) {
+				vm_try_write32(q, 0xcb000000u | (uint32_t)r->i << 16 | (uint32_t)it);
+				vm_try_read32(q + len / 2 - 4, &v);
+			}
+			vm_try_read32(p, &v);
+		}
+		if (it & 1) {
+			vm_raw_unpin(fd, h);
+			vm_try_read32(p, &v);
+			if (q)
+				vm_try_read32(q, &v);
+		}
+		munmap(p, q ? len / 2 : len);
+		if (q)
+			munmap(q, len / 2);
+		vm_raw_unpin(fd, h);
+	}
+	atomic_fetch_add(&chaos_done, 1);
+	return NULL;
+}
+
+static void *chaos_meddler(void *arg)
+{
+	struct racer *r = arg;
+	int fd = vm_find_gdrdrv_fd();
+	unsigned int n = 0;
+
+	(void)r;
+	while (atomic_load(&chaos_done) < CHAOS_MAPPERS) {
+		uint64_t h = atomic_load(&chaos_next_handle) - 2 * GPU_PAGE / CPU_PAGE;
+		struct gdrdrv_get_info_v2_params info;
+		uint32_t flag;
+
+		vm_raw_info(fd, h, &info);
+		vm_raw_cb_flag(fd, h, &flag);
+		if (!(++n % 7))
+			vm_raw_unpin(fd, h);
+		if (!(n % 50)) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				int err;
+
+				vm_raw_map(fd, h, GPU_PAGE, &err);
+				close(fd);
+				_exit(0);
+			}
+			if (pid > 0)
+				waitpid(pid, NULL, 0);
+		}
+	}
+	return NULL;
+}
+
+static void *chaos_freer(void *arg)
+{
+	return free_until(arg, &chaos_done, CHAOS_MAPPERS, 2 * GPU_PAGE);
+}
+
+static int case_threads_chaos(void)
+{
+	static struct shared s;
+	struct racer r[NTHREADS];
+	pthread_t t[NTHREADS];
+	int i;
+
+	s.g = vm_gdr_open();
+	CHECK(s.g, "gdr_open");
+	CHECK(vm_find_gdrdrv_fd() >= 0, "no /dev/gdrdrv fd");
+	atomic_store(&chaos_done, 0);
+	for (i = 0; i < SLOTS; i++) {
+		struct nvp2p_sim_alloc a;
+
+		CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
+		slot_va[i] = a.va;
+	}
+	for (i = 0; i < NTHREADS; i++) {
+		r[i] = (struct racer){ .s = &s, .i = i };
+		CHECK(pthread_create(&t[i], NULL, i < CHAOS_MAPPERS ? chaos_mapper :
+				     i == CHAOS_MAPPERS ? chaos_meddler : chaos_freer, &r[i]) == 0,
+		      "pthread_create");
+	}
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	CHECK(report(&s) == TEST_PASS, "see above");
+	CHECK_OK(gdr_close(s.g));
+	for (i = 0; i < SLOTS; i++)
+		CHECK_OK(vm_free(slot_va[i]));
+	return TEST_PASS;
+}
+
 const struct vm_case vm_cases[] = {
 	{ "basic_child_thread_pins_buffer", case_basic_child_thread_pins_buffer, "pn" },
 	{ "threads_concurrent_pins", case_threads_concurrent_pins, "pn" },
 	{ "threads_free_race", case_threads_free_race, "pn" },
 	{ "threads_unpin_racing_pin", case_threads_unpin_racing_pin, "pn" },
+	{ "threads_chaos", case_threads_chaos, "n" },
 	{ NULL, NULL, NULL },
 };
