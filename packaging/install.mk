@@ -75,6 +75,7 @@ DKMS_CONF := $(BUILD)/dkms/dkms.conf
 $(PC_FILE): packaging/gdrapi.pc.in
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@EXEC_PREFIX@|$(if $(filter $(PREFIX),$(exec_prefix)),$${prefix},$(exec_prefix))|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
 
 $(DKMS_CONF): packaging/dkms/dkms.conf.in

@@ -5,10 +5,26 @@
 # or the simulated one of tests/sim/cuda through LD_LIBRARY_PATH), so they start, and explain
 # themselves, where there is no driver. TOOLS=0, or no CUDA headers, leaves them out of "all".
 
-# Tools find the library beside them in the build tree ($ORIGIN/../lib) and in the system paths.
-TOOLS_RPATH := -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/../lib'
+# Tools find the library beside them in the build tree ($ORIGIN/../lib), installed in LIBDIR as
+# seen from BINDIR (install.mk's: prefix=/usr libdir=/usr/lib64 gives $ORIGIN/../lib64, which
+# ../lib alone would miss), and in the system paths. Relative, so a DESTDIR tree runs as it is.
+# Packages set TOOLS_RPATH= (no RUNPATH). Read when a tool links, after every fragment.
+tools_lib_from_bin = $$ORIGIN/$(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)')
+TOOLS_RUNPATH = $$ORIGIN/../lib$(if $(filter-out $$ORIGIN/../lib,$(tools_lib_from_bin)),:$(tools_lib_from_bin))
+TOOLS_RPATH = -Wl,--enable-new-dtags,-rpath,'$(TOOLS_RUNPATH)'
 
-$(TOOLS_BIN)/gdrcopy_info: $(OBJ)/tools/gdrcopy_info.o $(OBJ)/tools/stdout_check.o $(LIB_SHARED)
+# A make install with another LIBDIR or BINDIR than the build's relinks the tools: the RUNPATH
+# they were linked with is in this file, rewritten only when it changes (so its date says when).
+TOOLS_RPATH_FILE := $(BUILD)/tools-rpath.txt
+.PHONY: FORCE_TOOLS_RPATH
+FORCE_TOOLS_RPATH:
+$(TOOLS_RPATH_FILE): FORCE_TOOLS_RPATH
+	@mkdir -p $(dir $@)
+	$(Q)printf '%s\n' '$(tools_rpath_text)' | cmp -s - $@ || printf '%s\n' '$(tools_rpath_text)' >$@
+tools_rpath_text = $(subst ',,$(TOOLS_RPATH))
+
+$(TOOLS_BIN)/gdrcopy_info: $(OBJ)/tools/gdrcopy_info.o $(OBJ)/tools/stdout_check.o $(LIB_SHARED) \
+		$(TOOLS_RPATH_FILE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -lgdrapi $(TOOLS_RPATH)
@@ -23,7 +39,7 @@ $(TOOLS_BIN)/gdrcopy_copybw: $(OBJ)/tools/copybw.o
 $(TOOLS_BIN)/gdrcopy_copylat: $(OBJ)/tools/copylat.o
 $(TOOLS_BIN)/gdrcopy_apiperf: $(OBJ)/tools/apiperf.o
 $(TOOLS_BIN)/gdrcopy_sanity: $(SANITY_OBJS)
-$(addprefix $(TOOLS_BIN)/,$(TOOLS_C)): $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
+$(addprefix $(TOOLS_BIN)/,$(TOOLS_C)): $(TOOLS_COMMON_OBJS) $(LIB_SHARED) $(TOOLS_RPATH_FILE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -lgdrapi -ldl $(TOOLS_RPATH)
@@ -55,7 +71,8 @@ $(OBJ)/tools/pplat.o: tools/pplat.cu tools/common.h include/gdrapi.h include/gdr
 	$(Q)$(NVCC) -std=c++17 -O2 $(PPLAT_GENCODE) -Iinclude -Itools \
 		-Xcompiler -Wall,-Wextra$(if $(filter 1,$(WERROR)),$(comma)-Werror) -c -o $@ $<
 
-$(TOOLS_BIN)/gdrcopy_pplat: $(OBJ)/tools/pplat.o $(TOOLS_COMMON_OBJS) $(LIB_SHARED)
+$(TOOLS_BIN)/gdrcopy_pplat: $(OBJ)/tools/pplat.o $(TOOLS_COMMON_OBJS) $(LIB_SHARED) \
+		$(TOOLS_RPATH_FILE)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CXX) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -lgdrapi \

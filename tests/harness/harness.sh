@@ -7,12 +7,15 @@
 
 test_failures=0
 
-result() { # verdict name [reason]
-	printf '%s %s%s\n' "$1" "$2" "${3:+ $3}"
+result() { # verdict name [reason...]: a reason in several words is joined by spaces
+	local verdict=$1 name=$2 reason
+	shift 2
+	reason="$*"
+	printf '%s %s%s\n' "$verdict" "$name" "${reason:+ $reason}"
 	if [ -n "${GDR_TEST_RESULTS:-}" ]; then
-		printf '%s %s%s\n' "$1" "$2" "${3:+ $3}" >>"$GDR_TEST_RESULTS"
+		printf '%s %s%s\n' "$verdict" "$name" "${reason:+ $reason}" >>"$GDR_TEST_RESULTS"
 	fi
-	[ "$1" = fail ] && test_failures=$((test_failures + 1))
+	[ "$verdict" = fail ] && test_failures=$((test_failures + 1))
 	return 0
 }
 

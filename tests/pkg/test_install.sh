@@ -68,6 +68,39 @@ else
 	result fail lib_install-exes_install "$(grep -m 1 -iE 'error|\*\*\*' "$tmp/parts.log")"
 fi
 
+# An installed tool finds the library in libdir with no LD_LIBRARY_PATH: its RUNPATH names libdir
+# as seen from bindir ($ORIGIN/../lib64 here, which the build tree's $ORIGIN/../lib misses), so
+# the DESTDIR tree resolves within itself. The tools were linked for another prefix above.
+info=$dest/usr/bin/gdrcopy_info
+if [ ! -x "$info" ]; then
+	result fail tools-runpath-libdir "exes_install put no $info"
+else
+	runpath=$(readelf -d "$info" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+	got=$(env -u LD_LIBRARY_PATH ldd "$info" | awk '$1 == "libgdrapi.so.2" {print $3}')
+	if [ "$(readlink -f "$got")" != "$(readlink -f "$dest/usr/lib64/libgdrapi.so.2")" ]; then
+		result fail tools-runpath-libdir "libdir=/usr/lib64: gdrcopy_info (RUNPATH '$runpath')" \
+			"loads libgdrapi.so.2 from '${got:-nowhere}', not $dest/usr/lib64"
+	elif ! env -u LD_LIBRARY_PATH "$info" --help >/dev/null 2>&1; then
+		result fail tools-runpath-libdir "the installed gdrcopy_info --help fails"
+	else
+		result pass tools-runpath-libdir "RUNPATH $runpath"
+	fi
+fi
+
+# GDRCopy's exec_prefix= reaches gdrapi.pc, whose libdir follows it.
+if ! mk BUILD="$fresh" prefix=/opt/gdr exec_prefix=/opt/gdr-x86 DESTDIR="$tmp/pc" lib_install \
+	>"$tmp/pc.log" 2>&1; then
+	result fail pc-exec-prefix "$(grep -m 1 -iE 'error|\*\*\*' "$tmp/pc.log")"
+else
+	pc=$tmp/pc/opt/gdr-x86/lib/pkgconfig/gdrapi.pc
+	got=$(grep -E '^(prefix|exec_prefix|libdir)=' "$pc" 2>/dev/null | tr '\n' ' ')
+	if [ "$got" = "prefix=/opt/gdr exec_prefix=/opt/gdr-x86 libdir=/opt/gdr-x86/lib " ]; then
+		result pass pc-exec-prefix "$got"
+	else
+		result fail pc-exec-prefix "${pc#$tmp/}: '$got'"
+	fi
+fi
+
 # gdrconfig.h, installed as GDRCopy installs it: it compiles in C and C++ beside gdrapi.h and
 # defines the one GDRAPI_<arch> that make config names (an #error where GDRCopy knows none).
 inc=$dest/usr/include
