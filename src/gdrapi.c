@@ -366,7 +366,8 @@ GDR_PUBLIC int gdr_map_v2(gdr_t g, gdr_mh_t handle, void **va, size_t size, int 
 	if (!va || !size)
 		return EINVAL;
 	if (flags < GDR_MAP_FLAG_DEFAULT || flags > GDR_MAP_FLAG_REQ_DEVICE_MAPPING) {
-		gdr_err("gdr_map_v2: unknown flags %d", flags);
+		gdr_err("gdr_map_v2: unknown flags %d; the flags are one value, 0 "
+			"(GDR_MAP_FLAG_DEFAULT) to 3 (GDR_MAP_FLAG_REQ_DEVICE_MAPPING)", flags);
 		return EINVAL;
 	}
 	mh = lock_memh(g, handle, "gdr_map");
