@@ -17,7 +17,7 @@
 #   KDIR=<dir>           the kernel build tree for gdrdrv (default: that of KVER=<release>, as
 #                        GDRCopy's, else of the running kernel)
 # Other variables: BUILD= (output dir), V=1 (show commands), WERROR=0 (warnings are not
-# errors), SANITIZE=1 (ASan + UBSan), CC=, CXX=, AR= (each from the environment too),
+# errors), SANITIZE=1 (ASan + UBSan) or thread (TSan), CC=, CXX=, AR= (each from the environment too),
 # CROSS_COMPILE=. GDRCopy's own targets and variables work too (packaging/gdrcopy.mk).
 
 VERSION_MAJOR := $(shell awk '/^\#define GDR_API_MAJOR_VERSION/ {print $$3}' include/gdrapi.h)
@@ -79,8 +79,17 @@ CFLAGS ?= -O2 -g
 WARN_CFLAGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 ifeq ($(SANITIZE),1)
 SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-else
+else ifeq ($(SANITIZE),thread)
+# ThreadSanitizer. gcc warns that it does not model atomic_thread_fence (-Wtsan); the library's
+# fences order atomics only (handle.h's seqlock re-check, inflight.h's announcement), and TSan
+# reports races on the plain data around them, which is what this build is for. clang has no
+# such warning, and refuses -Wno-tsan.
+SAN_CFLAGS := -fsanitize=thread -fno-omit-frame-pointer \
+	$(if $(shell $(CC) -Werror -Wno-tsan -fsyntax-only -x c /dev/null 2>/dev/null && echo y),-Wno-tsan)
+else ifeq ($(SANITIZE),0)
 SAN_CFLAGS :=
+else
+$(error SANITIZE=$(SANITIZE): give 1 (ASan + UBSan), thread (TSan) or 0)
 endif
 BASE_CFLAGS := -std=gnu11 -fPIC -pthread -D_GNU_SOURCE -Iinclude -Isrc -Ikernel/include/uapi \
 	$(if $(filter 1,$(HAVE_CUDA_H)),-I$(CUDA_INCLUDE)) $(WARN_CFLAGS) $(SAN_CFLAGS) -MMD -MP
@@ -90,7 +99,8 @@ LDFLAGS ?=
 # libgdrapi.so (NVIDIA GDRCopy's): ld links the first it finds.
 ALL_LDFLAGS = -pthread $(SAN_CFLAGS) -L$(LIB_DIR) $(LDFLAGS)
 
-.PHONY: all check check-gpu deps clean run test test-build check-build check-build-sanitize
+.PHONY: all check check-gpu deps clean run test test-build check-build check-build-sanitize \
+	check-build-tsan
 all:
 comma := ,
 empty :=
@@ -112,16 +122,19 @@ BUILD_CONFIG := $(BUILD)/config.txt
 # package builds and so installs, downloads and boots nothing (test-build builds it);
 # CHECK_TESTS, what make check runs besides (check-build builds it): the VM tiers, gdrdrv's
 # kernel builds, the other architectures, the packages. SANITIZE_TESTS are tier-1 programs,
-# named as in the plain build, that make check runs again from the ASan + UBSan build.
+# named as in the plain build, that make check runs again from the ASan + UBSan build;
+# TSAN_TESTS, likewise, from the ThreadSanitizer build (the threaded ones).
 test-build:
 check-build: test-build
 check-build-sanitize:
+check-build-tsan:
 TEST_TESTS :=
 CHECK_TESTS :=
 # make check's tests that must come after every other (what runs alone, TEST.serial, there
 # keeps no CPU idle while the long tests run beside each other).
 CHECK_TESTS_LAST :=
 SANITIZE_TESTS :=
+TSAN_TESTS :=
 
 # Where each part puts what other parts use. A target or prerequisite is expanded when make
 # reads it, so a fragment names another part's products only through these (or by a target's
@@ -201,16 +214,22 @@ $(OBJ)/%.o: %.c $(BUILD_CONFIG)
 deps:
 	$(Q)tests/install-deps.sh $(sort $(BUILD_DEBS) $(CHECK_DEBS))
 
-# Tier 1 twice (plain, then ASan + UBSan) and the rest of make check, under one runner and one
-# summary line. Its builds and its tests use every CPU (CHECK_JOBS; TEST_JOBS=1 runs one test at
-# a time): most of its time is VMs and kernel builds, each on one CPU.
+# Tier 1 three times (plain, ASan + UBSan, and its threaded tests under TSan) and the rest of
+# make check, under one runner and one summary line. Its builds and its tests use every CPU
+# (CHECK_JOBS; TEST_JOBS=1 runs one test at a time): most of its time is VMs and kernel builds,
+# each on one CPU. TSan counts a thread that a fork's child never joins (it does not exist there)
+# as leaked: the fork tests fork beside running threads on purpose.
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: deps
 	$(Q)$(MAKE) --no-print-directory -j$(CHECK_JOBS) all check-build
 	$(Q)$(MAKE) --no-print-directory -j$(CHECK_JOBS) BUILD=$(BUILD)/sanitize SANITIZE=1 \
 		check-build-sanitize
-	$(Q)TEST_JOBS=$${TEST_JOBS:-$(CHECK_JOBS)} tests/run-tests.sh $(TEST_TESTS) $(CHECK_TESTS) \
-		$(subst $(BUILD)/,$(BUILD)/sanitize/,$(SANITIZE_TESTS)) $(CHECK_TESTS_LAST)
+	$(Q)$(MAKE) --no-print-directory -j$(CHECK_JOBS) BUILD=$(BUILD)/tsan SANITIZE=thread \
+		check-build-tsan
+	$(Q)TEST_JOBS=$${TEST_JOBS:-$(CHECK_JOBS)} TSAN_OPTIONS="report_thread_leaks=0 $${TSAN_OPTIONS:-}" \
+		tests/run-tests.sh $(TEST_TESTS) $(CHECK_TESTS) \
+		$(subst $(BUILD)/,$(BUILD)/sanitize/,$(SANITIZE_TESTS)) \
+		$(subst $(BUILD)/,$(BUILD)/tsan/,$(TSAN_TESTS)) $(CHECK_TESTS_LAST)
 
 # Tier 1 from the plain build. A test that misses something skips, saying what.
 test: all test-build

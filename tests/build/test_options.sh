@@ -2,8 +2,8 @@
 # The build's options, each built into a scratch directory: VULKAN=0 leaves the vulkan backend
 # out and gdrcopy_info says so; without CUDA's headers (CUDA_INCLUDE= naming none) the library
 # builds with gdrdrv alone, gdr_open says why dmabuf and vulkan are not there, no tool is built,
-# and make test, and GDRCopy's make exes and exes_install, refuse in one line; TOOLS=0 leaves the tools out. Each build's summary says
-# what it has.
+# and make test, and GDRCopy's make exes and exes_install, refuse in one line; TOOLS=0 leaves the tools out;
+# SANITIZE= takes 1, thread or 0 and refuses the rest. Each build's summary says what it has.
 #   test_options.sh SRCDIR
 set -u
 src=$1
@@ -81,5 +81,18 @@ elif ! summary "$tmp/notools.log" | grep -q 'tools: no (TOOLS=0)'; then
 	result fail tools_0 "the summary does not say so: $(summary "$tmp/notools.log")"
 else
 	result pass tools_0
+fi
+
+# SANITIZE=: 1 (ASan + UBSan), thread (TSan) or 0; anything else stops make before it builds.
+if mk BUILD="$tmp/sanitize-bad" SANITIZE=yes lib >"$tmp/sanitize-bad.log" 2>&1; then
+	result fail sanitize-value "make SANITIZE=yes went on"
+elif ! grep -q 'SANITIZE=yes: give 1 (ASan + UBSan), thread (TSan) or 0' "$tmp/sanitize-bad.log"; then
+	result fail sanitize-value "make SANITIZE=yes: $(grep -m 1 -E 'error|\*\*\*' "$tmp/sanitize-bad.log")"
+elif [ -e "$tmp/sanitize-bad/lib" ]; then
+	result fail sanitize-value "make SANITIZE=yes wrote $tmp/sanitize-bad/lib"
+elif ! mk -n BUILD="$tmp/tsan" SANITIZE=thread lib 2>&1 | grep -q -- '-fsanitize=thread'; then
+	result fail sanitize-value "make -n SANITIZE=thread lib compiles without -fsanitize=thread"
+else
+	result pass sanitize-value
 fi
 test_exit

@@ -53,20 +53,21 @@ int test_fd_count(void)
 
 /*
  * ASan's quarantine keeps freed memory resident (LeakSanitizer checks for leaks there instead),
- * and an emulator's code cache grows; under an emulator (qemu-user: GDR_TEST_EMULATOR, set by
- * tests/cross) the threads are its own too.
+ * TSan's shadow and history grow with what a program touches, and an emulator's code cache
+ * grows; under an emulator (qemu-user: GDR_TEST_EMULATOR, set by tests/cross) the threads are
+ * its own too.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_ASAN 1
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TEST_SANITIZER_MEMORY 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TEST_SANITIZER_MEMORY 1
 #endif
 #endif
 
 bool test_rss_meaningful(void)
 {
-#ifdef TEST_ASAN
+#ifdef TEST_SANITIZER_MEMORY
 	return false;
 #else
 	return !getenv("GDR_TEST_EMULATOR");

@@ -91,13 +91,19 @@ static bool wait_flag(_Atomic int *flag, double seconds)
 
 /*
  * pthread_key_create, interposed on the library's calls: armed, it lets a signal in first, as if
- * one arrived there. glibc exports the real one under this name too.
+ * one arrived there. glibc exports the real one under this name too. Not instrumented by TSan,
+ * whose runtime calls it while it starts, before instrumented code can run.
  */
 extern int __pthread_key_create(pthread_key_t *key, void (*destructor)(void *));
 static _Atomic bool signal_in_key_create;
 static struct pinned first;
 static _Atomic int first_handler_copied, first_copy_done;
 
+#if __has_attribute(disable_sanitizer_instrumentation)
+__attribute__((disable_sanitizer_instrumentation))	/* clang: no entry/exit hooks either */
+#else
+__attribute__((no_sanitize("thread")))
+#endif
 int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
 {
 	if (atomic_exchange(&signal_in_key_create, false))

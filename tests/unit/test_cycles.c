@@ -97,7 +97,7 @@ int main(void)
 	if (test_rss_meaningful())
 		EXPECT(before.rss_kib > 0 && after.rss_kib - before.rss_kib <= RSS_SLACK_KIB);
 	else
-		printf("RSS not compared: ASan's quarantine or an emulator holds memory of its own\n");
+		printf("RSS not compared: a sanitizer or an emulator holds memory of its own\n");
 	EXPECT(fake_backend_pins == 0);
 	fake_gpu_free(gpu);
 	return test_status();

@@ -65,6 +65,9 @@ test-build: $(UNIT_PROGRAMS)
 check-build-sanitize: $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS))
 TEST_TESTS += $(UNIT_PROGRAMS)
 SANITIZE_TESTS += $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS))
+# Under TSan too: they run threads against one gdr_t.
+check-build-tsan: $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS))
+TSAN_TESTS += $(addprefix $(UNIT_DIR)/,$(UNIT_INTERNAL) $(UNIT_STRESS))
 # The exported-symbol test reads the library with nm (binutils).
 CHECK_DEBS += binutils
 
