@@ -52,7 +52,10 @@ struct gdr_backend_ops {
 
 	/* Pin; fill mh->va, mh->mapped_size, mh->page_size and mh->backend_priv. */
 	int (*pin)(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_request *req);
-	/* Unpin a buffer that is not mapped. */
+	/*
+	 * Unpin a buffer that is not mapped; or, in gdr_close after its unmap failed, one whose
+	 * mapping stays (the backend releases the pin all the same).
+	 */
 	int (*unpin)(struct gdr *g, struct gdr_memh *mh);
 	/*
 	 * Map size bytes (<= mh->mapped_size) from mh->va; flags is a gdr_map_flags_t value. On

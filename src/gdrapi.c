@@ -132,6 +132,39 @@ static int close_inherited(struct gdr *g)
 	return 0;
 }
 
+/*
+ * gdr_close's release of mh, which goes whatever fails: 0 or the first error (logged). A mapping
+ * that cannot be undone stays where it is, but the pin under it is still released: its
+ * descriptor (dmabuf) or import would otherwise outlive the gdr_t. Caller holds g->lock.
+ */
+static int memh_close(struct gdr *g, struct gdr_memh *mh)
+{
+	int unmap_err = 0, ret;
+
+	if (mh->mapping_type != GDR_MAPPING_TYPE_NONE) {
+		unmap_err = memh_unmap(g, mh);
+		if (unmap_err) {
+			gdr_err("gdr_close: the mapping %p/%zu of the pin of 0x%lx stays until the "
+				"process exits (or the caller munmaps it); releasing the pin",
+				mh->map_va, mh->map_size, mh->addr);
+			/* No copy may find it once the pin is gone. */
+			mh->mapping_type = GDR_MAPPING_TYPE_NONE;
+			gdr_handle_publish_mapping(mh);
+		}
+	}
+	ret = g->ops.unpin(g, mh);
+	if (ret) {
+		gdr_err("gdr_close: releasing the pin of 0x%lx failed (%s); its handle is "
+			"retired anyway", mh->addr, strerror(ret));
+		/* What the driver kept stays with it; the library's own memory goes. */
+		g->ops.forget_pin(g, mh);
+	}
+	TAILQ_REMOVE(&g->memhs, mh, link);
+	gdr_handle_unregister(mh);
+	free(mh);
+	return unmap_err ? unmap_err : ret;
+}
+
 GDR_PUBLIC int gdr_close(gdr_t g)
 {
 	struct gdr_memh *mh, *next;
@@ -146,18 +179,9 @@ GDR_PUBLIC int gdr_close(gdr_t g)
 		int ret;
 
 		next = TAILQ_NEXT(mh, link);
-		ret = memh_release(g, mh);
-		if (ret) {
-			gdr_err("gdr_close: releasing the pin of 0x%lx failed (%s); its handle is "
-				"retired anyway", mh->addr, strerror(ret));
-			if (!first_err)
-				first_err = ret;
-			TAILQ_REMOVE(&g->memhs, mh, link);
-			gdr_handle_unregister(mh);
-			/* What the driver kept stays with it; the library's own memory goes. */
-			g->ops.forget_pin(g, mh);
-			free(mh);
-		}
+		ret = memh_close(g, mh);
+		if (ret && !first_err)
+			first_err = ret;
 	}
 	g->ops.close(g);
 	pthread_mutex_unlock(&g->lock);
