@@ -208,8 +208,10 @@ static int pin(gdr_t g, const struct gdr_pin_request *req, gdr_mh_t *handle)
 		return EINVAL;
 	}
 	mh = calloc(1, sizeof(*mh));
-	if (!mh)
+	if (!mh) {
+		gdr_err("gdr_pin_buffer: out of memory for the pin of 0x%lx", req->addr);
 		return ENOMEM;
+	}
 	mh->g = g;
 	mh->addr = req->addr;
 	mh->size = req->size;

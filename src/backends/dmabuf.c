@@ -277,8 +277,10 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 	if (coherent && (req->flags & GDR_PIN_FLAG_FORCE_PCIE))
 		export_flags = CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE;
 	pin = calloc(1, sizeof(*pin));
-	if (!pin)
+	if (!pin) {
+		gdr_err("gdr_pin_buffer: out of memory for the pin of 0x%lx", req->addr);
 		return ENOMEM;
+	}
 	pin->type = coherent && !export_flags ? GDR_MAPPING_TYPE_CACHING : GDR_MAPPING_TYPE_WC;
 
 	ret = check_fds(st);

@@ -265,8 +265,10 @@ static int gdrdrv_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 	int ret;
 
 	pin = calloc(1, sizeof(*pin));
-	if (!pin)
+	if (!pin) {
+		gdr_err("gdr_pin_buffer: out of memory for the pin of 0x%lx", req->addr);
 		return ENOMEM;
+	}
 	ret = gdrdrv_pin_ioctl(st, req, &pin->handle);
 	if (ret)
 		goto err_free;

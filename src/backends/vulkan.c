@@ -390,8 +390,10 @@ static int vulkan_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 	if (ret)
 		return ret;
 	pin = calloc(1, sizeof(*pin));
-	if (!pin)
+	if (!pin) {
+		gdr_err("vulkan: pin 0x%lx: out of memory", req->addr);
 		return ENOMEM;
+	}
 	pin->ordinal = ordinal;
 
 	res = gdr_cuda_ctx_enter(cuda, ordinal, &scope);

@@ -3,7 +3,7 @@
  * Every failing path unwinds, and a failure changes nothing. For each public call and each
  * backend the simulated GPU runs (dmabuf, vulkan), the Nth call the library makes into libc or
  * the CUDA driver fails, for N = 1, 2, ... until the public call makes fewer than N. After each
- * failure: the call returned an error, nothing leaked
+ * failure: the call returned an error and logged why (gdr_ext_take_errors), nothing leaked
  * (descriptors, shared mappings, the library's calloc'd blocks, the simulator's allocations,
  * handle references, mappings, context references and open dma-buf exports) and nothing else
  * changed; the same call then succeeds, and data written through the mapping reaches the GPU
@@ -526,7 +526,7 @@ static const struct op ops[] = {
 static int fail_nth(const struct op *op, long n, bool *made)
 {
 	struct mark before, start;
-	char what[160];
+	char errors[GDR_EXT_ERRORS_MAX], what[160];
 	int ret;
 
 	mark_take(&start);
@@ -540,6 +540,8 @@ static int fail_nth(const struct op *op, long n, bool *made)
 	snprintf(what, sizeof(what), "%s with its call %ld (%s) failing", op->name, n,
 		 inj.failed ? inj.failed : "none");
 	if (*made && ret) {
+		CHECK(gdr_ext_take_errors(errors, sizeof(errors)) > 0,
+		      "%s: returned %d and logged no error", what, ret);
 		/* gdr_close frees even when it fails: it is checked against the start below. */
 		if (op->call != do_close) {
 			if (!mark_same(&before, what))
