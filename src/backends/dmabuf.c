@@ -56,9 +56,9 @@ static const char *mapping_type_name(gdr_mapping_type_t type)
 /* Some CUDA device can export dma-bufs; 0 or an errno with why. */
 static int dmabuf_check_devices(const struct gdr_cuda *cuda, struct gdr_why *why)
 {
-	int count = 0;
+	CUresult res, query_err = CUDA_SUCCESS;
+	int count = 0, query_dev = -1;
 	char err[128];
-	CUresult res;
 
 	res = cuda->cuDeviceGetCount(&count);
 	if (res != CUDA_SUCCESS) {
@@ -70,10 +70,22 @@ static int dmabuf_check_devices(const struct gdr_cuda *cuda, struct gdr_why *why
 		CUdevice dev;
 		int supported = 0;
 
-		if (cuda->cuDeviceGet(&dev, i) == CUDA_SUCCESS &&
-		    cuda->cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED,
-					       dev) == CUDA_SUCCESS && supported)
+		res = cuda->cuDeviceGet(&dev, i);
+		if (res == CUDA_SUCCESS)
+			res = cuda->cuDeviceGetAttribute(&supported,
+							 CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev);
+		if (res == CUDA_SUCCESS && supported)
 			return 0;
+		if (res != CUDA_SUCCESS && query_err == CUDA_SUCCESS) {
+			query_err = res;
+			query_dev = i;
+		}
+	}
+	/* A device the driver would not describe is not one that lacks the attribute. */
+	if (query_err != CUDA_SUCCESS) {
+		gdr_why_set(why, "cannot ask CUDA device %d whether it supports dma-buf export: %s",
+			    query_dev, gdr_cuda_strerror(cuda, query_err, err, sizeof(err)));
+		return gdr_cuda_errno(query_err);
 	}
 	gdr_why_set(why, "none of the %d CUDA device(s) supports dma-buf export "
 		    "(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0)", count);

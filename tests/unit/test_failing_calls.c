@@ -3,11 +3,11 @@
  * Every failing path unwinds, and a failure changes nothing. For each public call and each
  * backend the simulated GPU runs (dmabuf, vulkan), the Nth call the library makes into libc or
  * the CUDA driver fails, for N = 1, 2, ... until the public call makes fewer than N. After each
- * failure: the call returned an error and logged why (gdr_ext_take_errors), nothing leaked
- * (descriptors, shared mappings, the library's calloc'd blocks, the simulator's allocations,
- * handle references, mappings, context references and open dma-buf exports) and nothing else
- * changed; the same call then succeeds, and data written through the mapping reaches the GPU
- * memory and back. gdr_close always frees, so a gdr_close that fails must leave nothing either.
+ * failure: the call returned an error and logged why (gdr_ext_take_errors; a failed CUDA call
+ * by the driver's error), nothing leaked (descriptors, shared mappings, the library's calloc'd
+ * blocks, the simulator's allocations, handle references, mappings, context references and open
+ * dma-buf exports) and nothing else changed; the same call then succeeds, and data written
+ * through the mapping reaches the GPU memory and back. gdr_close always frees, so a gdr_close that fails must leave nothing either.
  *
  * The failures come from this program: it defines the libc functions the library calls (they
  * come before libc's for every object) and the CUDA driver's (they come before the simulator's,
@@ -542,6 +542,9 @@ static int fail_nth(const struct op *op, long n, bool *made)
 	if (*made && ret) {
 		CHECK(gdr_ext_take_errors(errors, sizeof(errors)) > 0,
 		      "%s: returned %d and logged no error", what, ret);
+		/* A driver's refusal is told as the driver's, not as something else. */
+		CHECK(strncmp(inj.failed, "cu", 2) || strstr(errors, "CUDA_ERROR_OUT_OF_MEMORY"),
+		      "%s: the reason does not name the driver's error: %s", what, errors);
 		/* gdr_close frees even when it fails: it is checked against the start below. */
 		if (op->call != do_close) {
 			if (!mark_same(&before, what))
