@@ -79,20 +79,3 @@ $(UNIT_DIR)/valgrind/%: $(UNIT_DIR)/% tests/unit/valgrind.sh
 test-build: $(VALGRIND_TESTS)
 TEST_TESTS += $(VALGRIND_TESTS)
 CHECK_DEBS += valgrind
-
-# Each library call failing in turn (dmabuf and vulkan on the simulated GPU). The program defines
-# the libc and CUDA functions the library calls; linking the simulated libcuda puts its own
-# definitions in the simulator's table of entry points.
-FAILING_CALLS_TEST := $(UNIT_DIR)/test_failing_calls
-$(OBJ)/tests/unit/test_failing_calls.o: ALL_CFLAGS += -Itests/sim/cuda
-$(FAILING_CALLS_TEST): $(OBJ)/tests/unit/test_failing_calls.o $(HARNESS_OBJS) $(CUDA_VMM_OBJ) \
-		$(SIM_CUDA_LIB) $(LIB_SHARED)
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -L$(SIM_CUDA_DIR) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) \
-		-Wl,-rpath,'$$ORIGIN/../../sim/cuda' \
-		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -lcuda -ldl
-test-build: $(FAILING_CALLS_TEST)
-check-build-sanitize: $(FAILING_CALLS_TEST)
-TEST_TESTS += $(FAILING_CALLS_TEST)
-SANITIZE_TESTS += $(FAILING_CALLS_TEST)
