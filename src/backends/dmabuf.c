@@ -210,7 +210,7 @@ static void log_export_refused(const struct gdr_cuda *cuda, const struct gdr_mem
 		(unsigned long long)mh->mapped_size, export_flags, req->addr, req->size, err);
 }
 
-/* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL of addr; 0 or EINVAL (logged). */
+/* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL of addr; 0, EINVAL or the driver's errno (logged). */
 static int pointer_device(const struct gdr_cuda *cuda, unsigned long addr, int *ordinal)
 {
 	char err[128];
@@ -218,11 +218,18 @@ static int pointer_device(const struct gdr_cuda *cuda, unsigned long addr, int *
 
 	res = cuda->cuPointerGetAttribute(ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 					  (CUdeviceptr)addr);
-	if (res != CUDA_SUCCESS) {
+	if (res == CUDA_ERROR_INVALID_VALUE) {
 		gdr_err("gdr_pin_buffer: 0x%lx is not CUDA device memory "
 			"(cuPointerGetAttribute(DEVICE_ORDINAL): %s)",
 			addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)));
 		return EINVAL;
+	}
+	/* Any other answer is the driver failing, not the memory being wrong: its errno. */
+	if (res != CUDA_SUCCESS) {
+		gdr_err("gdr_pin_buffer: CUDA cannot say which device 0x%lx is on "
+			"(cuPointerGetAttribute(DEVICE_ORDINAL): %s)",
+			addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+		return gdr_cuda_errno(res);
 	}
 	return 0;
 }

@@ -210,7 +210,7 @@ static void log_not_device_memory(unsigned long addr, bool managed, unsigned lon
 
 /*
  * Device ordinal of addr if it is device memory that is not managed; else EINVAL (logged with
- * what the memory is). Managed memory may report either memory type, so IS_MANAGED is asked
+ * what the memory is), or the errno of the driver's failure to answer. Managed memory may report either memory type, so IS_MANAGED is asked
  * before the type is believed.
  */
 static int classify(const struct gdr_cuda *cuda, unsigned long addr, int *ordinal)
@@ -228,11 +228,12 @@ static int classify(const struct gdr_cuda *cuda, unsigned long addr, int *ordina
 			vk_not_gpu_hint);
 		return EINVAL;
 	}
+	/* Any other answer is the driver failing, not the memory being wrong: its errno. */
 	if (res != CUDA_SUCCESS) {
 		gdr_err("vulkan: pin 0x%lx: CUDA cannot say what memory this is "
-			"(cuPointerGetAttribute(MEMORY_TYPE): %s); %s", addr,
-			gdr_cuda_strerror(cuda, res, err, sizeof(err)), vk_vmm_hint);
-		return EINVAL;
+			"(cuPointerGetAttribute(MEMORY_TYPE): %s)", addr,
+			gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+		return gdr_cuda_errno(res);
 	}
 	res = cuda->cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, addr);
 	if (res != CUDA_SUCCESS)
@@ -245,7 +246,7 @@ static int classify(const struct gdr_cuda *cuda, unsigned long addr, int *ordina
 	if (res != CUDA_SUCCESS) {
 		gdr_err("vulkan: pin 0x%lx: its device is unknown (%s)", addr,
 			gdr_cuda_strerror(cuda, res, err, sizeof(err)));
-		return EINVAL;
+		return gdr_cuda_errno(res);
 	}
 	*ordinal = dev;
 	return 0;
@@ -270,6 +271,17 @@ static CUresult mapping_range(const struct gdr_cuda *cuda, unsigned long addr, C
 		return CUDA_SUCCESS;
 	}
 	return cuda->cuMemGetAddressRange(base, size, addr);
+}
+
+/*
+ * The driver's answer that this memory cannot be retained or exported (not a VMM allocation, or
+ * one made without the POSIX fd handle type), as against the driver failing (out of memory, a
+ * lost context), whose errno the caller returns.
+ */
+static bool cuda_refuses_memory(CUresult res)
+{
+	return res == CUDA_ERROR_INVALID_VALUE || res == CUDA_ERROR_NOT_SUPPORTED ||
+	       res == CUDA_ERROR_INVALID_HANDLE;
 }
 
 /*
@@ -310,6 +322,11 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 		return EINVAL;
 	}
 	res = cuda->cuMemRetainAllocationHandle(&pin->handle, (void *)req->addr);
+	if (res != CUDA_SUCCESS && !cuda_refuses_memory(res)) {
+		gdr_err("vulkan: pin 0x%lx: cuMemRetainAllocationHandle failed: %s", req->addr,
+			gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+		return gdr_cuda_errno(res);
+	}
 	if (res != CUDA_SUCCESS) {
 		gdr_err("vulkan: pin 0x%lx: not a CUDA VMM allocation (cudaMalloc/cuMemAlloc memory "
 			"cannot be exported: %s); %s", req->addr,
@@ -334,10 +351,13 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 		ret = gdr_backend_check_fds("the vulkan backend needs one for each pin while it "
 					    "imports it");
 		if (!ret) {
+			bool refused = cuda_refuses_memory(res);
+
 			gdr_err("vulkan: pin 0x%lx: cuMemExportToShareableHandle(POSIX_FILE_DESCRIPTOR) "
-				"failed (%s); %s", req->addr,
-				gdr_cuda_strerror(cuda, res, err, sizeof(err)), vk_vmm_hint);
-			ret = ENOTSUP;
+				"failed (%s)%s%s", req->addr,
+				gdr_cuda_strerror(cuda, res, err, sizeof(err)), refused ? "; " : "",
+				refused ? vk_vmm_hint : "");
+			ret = refused ? ENOTSUP : gdr_cuda_errno(res);
 		}
 		goto err_release;
 	}

@@ -545,6 +545,10 @@ static int fail_nth(const struct op *op, long n, bool *made)
 		/* A driver's refusal is told as the driver's, not as something else. */
 		CHECK(strncmp(inj.failed, "cu", 2) || strstr(errors, "CUDA_ERROR_OUT_OF_MEMORY"),
 		      "%s: the reason does not name the driver's error: %s", what, errors);
+		/* ... and returned as the driver's (gdr_open's is ENODEV: no backend here). */
+		CHECK(strncmp(inj.failed, "cu", 2) || op->call == do_open || ret == ENOMEM,
+		      "%s: returned %s for the driver's CUDA_ERROR_OUT_OF_MEMORY: %s", what,
+		      strerror(ret), errors);
 		/* gdr_close frees even when it fails: it is checked against the start below. */
 		if (op->call != do_close) {
 			if (!mark_same(&before, what))
