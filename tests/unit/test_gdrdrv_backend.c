@@ -515,6 +515,35 @@ static int case_unknown_mapping_types(void)
 	return TEST_PASS;
 }
 
+/*
+ * gdr_close of pins still mapped: GDRCopy's leaves the gdrdrv mappings in place, revoked (a
+ * touch raises SIGBUS); this library unmaps them first (gdr_close(3): a touch raises SIGSEGV).
+ */
+static int case_close_unmaps(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *va[2] = { NULL, NULL };
+	gdr_mh_t mh[2];
+	gdr_t g;
+
+	g = open_driver(0x20006);
+	if (!g)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		EXPECT(!gdr_pin_buffer_v2(g, GVA + (uint64_t)i * 0x100000, 2 * 65536, 0, &mh[i]) &&
+		      !gdr_map(g, mh[i], &va[i], 2 * 65536), "pin and map %d", i);
+	}
+	EXPECT(fake_maps() == 2, "%d mappings before gdr_close", fake_maps());
+	EXPECT(!gdr_close(g), "close");
+	EXPECT(!fake_maps() && !fake.pins[0].used && !fake.pins[1].used,
+	      "gdr_close left %d mappings", fake_maps());
+	/* msync of a range with nothing mapped in it fails with ENOMEM. */
+	for (int i = 0; i < 2; i++)
+		EXPECT(va[i] && msync(va[i], (size_t)page, MS_ASYNC) == -1 && errno == ENOMEM,
+		      "mapping %d (%p) is still in the address space after gdr_close", i, va[i]);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "open_refusals", case_open_refusals },
 	{ "driver_2_6", case_driver_2_6 },
@@ -522,6 +551,7 @@ static const struct test_case cases[] = {
 	{ "driver_2_3", case_driver_2_3 },
 	{ "error_paths", case_error_paths },
 	{ "unknown_mapping_types", case_unknown_mapping_types },
+	{ "close_unmaps", case_close_unmaps },
 	{ NULL, NULL },
 };
 
