@@ -1,7 +1,7 @@
 # Tier 1 tests of the copy routines and CPU detection. They link the library's copy objects
 # directly, so they can call its internal functions (copy_impl.h, cpu.h), and need nothing
 # else of the library. tests/cross runs them on arm64 and ppc64le too.
-COPY_TESTS := test_copy test_copy_select test_cpu
+COPY_TESTS := test_copy test_copy_select test_cpu test_copy_lines
 COPY_TEST_BINS := $(COPY_TESTS:%=$(BUILD)/tests/unit/%)
 COPY_OBJS := $(OBJ)/src/copy.o $(OBJ)/src/cpu.o $(OBJ)/src/log.o \
 	$(filter $(OBJ)/src/arch/%,$(LIB_OBJS))
