@@ -4,8 +4,9 @@
 #               (dpkg-buildpackage; DEB_FLAGS= adds options, e.g. -aarm64 to cross-build;
 #               DEB_BUILD_PROFILES=pkg.gdrcopy.notools / pkg.gdrcopy.nodkms leave packages
 #               out; DEB_BUILD_OPTIONS=nocheck skips the tests (make test) the build runs).
-#               Build-Depends that are not installed as packages (a CUDA toolkit from NVIDIA's
-#               installer, say) turn dpkg-buildpackage's check off (-d), saying which.
+#               CUDA's Build-Depends not installed as packages (a toolkit from NVIDIA's
+#               installer, say) turn dpkg-buildpackage's check off (-d), saying which; any
+#               other unmet one stops it with the apt-get line (packaging/deb-build-deps.sh).
 #   make rpm    gdrcopy, gdrcopy-devel, gdrcopy-kmod (DKMS) in $(BUILD)/rpm/RPMS/
 #               KMOD=1 adds gdrcopy-kmod-<KVER>, gdrdrv prebuilt for kernel KVER (default: the
 #               newest kernel with a build tree here) from its build tree KDIR.
@@ -37,10 +38,7 @@ deb:
 	$(Q)packaging/copy-source.sh $(DEB_OUT)/$(PKG_NAME) $(BUILD)
 	$(Q)cp -R packaging/deb/debian $(DEB_OUT)/$(PKG_NAME)/debian
 	$(Q)cd $(DEB_OUT)/$(PKG_NAME) && flags='$(DEB_FLAGS)' && \
-		if ! unmet=$$(dpkg-checkbuilddeps 2>&1); then \
-			echo "  NOTE    $${unmet#dpkg-checkbuilddeps: error: }: building with -d, CUDA from $(CUDA)"; \
-			flags="$$flags -d"; \
-		fi && \
+		more=$$(packaging/deb-build-deps.sh $(abspath $(CUDA)) $$flags) && flags="$$flags $$more" && \
 		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL CUDA=$(abspath $(CUDA)) \
 			dpkg-buildpackage -us -uc -b $$flags
 	@# The copy of the tree served its purpose; a failed build keeps it for a look.

@@ -58,3 +58,14 @@ $(RPM_KMOD_CONFLICTS_TEST): tests/pkg/test_rpm_kmod_conflicts.sh
 
 test-build: $(RPM_KMOD_CONFLICTS_TEST)
 TEST_TESTS += $(RPM_KMOD_CONFLICTS_TEST)
+
+# make deb's check of the Build-Depends, with dpkg-checkbuilddeps and dpkg-buildpackage stood in
+# for (tests/pkg/test_deb_build_deps.sh): tier 1, it builds no package.
+DEB_BUILD_DEPS_TEST := $(BUILD)/tests/pkg/test_deb_build_deps
+
+$(DEB_BUILD_DEPS_TEST): tests/pkg/test_deb_build_deps.sh
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s %s\n' $(abspath $<) $(CURDIR) >$@ && chmod +x $@
+
+test-build: $(DEB_BUILD_DEPS_TEST)
+TEST_TESTS += $(DEB_BUILD_DEPS_TEST)
