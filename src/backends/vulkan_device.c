@@ -278,6 +278,7 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 	uint32_t npd = 0, cap;
 	char err[128];
 	CUresult res;
+	VkResult r;
 
 	res = cuda->cuDeviceGetCount(&s->gpu_count);
 	if (res != CUDA_SUCCESS || s->gpu_count <= 0) {
@@ -290,7 +291,10 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 		gdr_why_set(why, "out of memory");
 		return ENOMEM;
 	}
-	if (s->vkEnumeratePhysicalDevices(s->instance, &npd, NULL) != VK_SUCCESS || npd == 0) {
+	r = s->vkEnumeratePhysicalDevices(s->instance, &npd, NULL);
+	if (r != VK_SUCCESS)
+		goto err_enumerate;
+	if (npd == 0) {
 		gdr_why_set(why, "no Vulkan device: install the NVIDIA driver's Vulkan ICD "
 			    "(nvidia_icd.json), or check VK_DRIVER_FILES");
 		return ENODEV;
@@ -301,8 +305,11 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 		gdr_why_set(why, "out of memory");
 		return ENOMEM;
 	}
-	if (s->vkEnumeratePhysicalDevices(s->instance, &npd, pds) < 0)
-		npd = 0;
+	r = s->vkEnumeratePhysicalDevices(s->instance, &npd, pds);
+	if (r < 0) {
+		free(pds);
+		goto err_enumerate;
+	}
 	match_gpus(s, pds, npd < cap ? npd : cap);
 	free(pds);
 	for (int d = 0; d < s->gpu_count; d++)
@@ -311,6 +318,14 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 	/* None usable: the first device's reason stands for all. */
 	gdr_why_set(why, "%s", s->gpus[0].why.msg);
 	return ENODEV;
+
+err_enumerate:
+	gdr_why_set(why, "vkEnumeratePhysicalDevices failed (%s)%s", gdr_vk_result_name(r),
+		    r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ?
+		    ": out of memory, try again" : ": the Vulkan driver cannot list its devices; "
+		    "check the NVIDIA driver's Vulkan ICD");
+	return r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ?
+	       ENOMEM : ENODEV;
 }
 
 /*
