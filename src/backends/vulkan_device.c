@@ -110,19 +110,23 @@ static int load_instance(struct vk_state *s, void *lib, struct gdr_why *why)
 	return 0;
 }
 
-static void device_extensions(struct vk_state *s, struct vk_gpu *gpu, bool *has_fd)
+/* Which extensions the device lists; VK_SUCCESS, or the driver's failure to say. */
+static VkResult device_extensions(struct vk_state *s, struct vk_gpu *gpu, bool *has_fd)
 {
 	VkExtensionProperties *props;
 	uint32_t n = 0, cap;
+	VkResult r;
 
 	*has_fd = false;
-	if (s->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL, &n, NULL) != VK_SUCCESS)
-		return;
+	r = s->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL, &n, NULL);
+	if (r != VK_SUCCESS)
+		return r;
 	cap = n;
 	props = calloc(cap ? cap : 1, sizeof(*props));
 	if (!props)
-		return;
-	if (s->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL, &n, props) >= 0) {
+		return VK_ERROR_OUT_OF_HOST_MEMORY;
+	r = s->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL, &n, props);
+	if (r >= 0) {
 		/* A driver that reports more than it was given room for is not believed. */
 		for (uint32_t i = 0; i < n && i < cap; i++) {
 			const char *e = props[i].extensionName;
@@ -133,6 +137,7 @@ static void device_extensions(struct vk_state *s, struct vk_gpu *gpu, bool *has_
 		}
 	}
 	free(props);
+	return r < 0 ? r : VK_SUCCESS;
 }
 
 /*
@@ -195,8 +200,15 @@ static bool opaque_fd_importable(struct vk_state *s, struct vk_gpu *gpu)
 static void check_gpu(struct vk_state *s, struct vk_gpu *gpu, int ordinal, const char *name)
 {
 	bool has_fd;
+	VkResult r = device_extensions(s, gpu, &has_fd);
 
-	device_extensions(s, gpu, &has_fd);
+	if (r != VK_SUCCESS) {
+		gdr_why_set(&gpu->why, "Vulkan device %s (CUDA device %d): "
+			    "vkEnumerateDeviceExtensionProperties failed (%s)%s", name, ordinal,
+			    gdr_vk_result_name(r), r == VK_ERROR_OUT_OF_HOST_MEMORY ||
+			    r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? ": out of memory, try again" : "");
+		return;
+	}
 	if (!has_fd) {
 		gdr_why_set(&gpu->why, "Vulkan device %s (CUDA device %d) lacks "
 			    VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME ": update the NVIDIA driver",
