@@ -384,7 +384,13 @@ static int gdrdrv_unmap(struct gdr *g, struct gdr_memh *mh)
 
 static int gdrdrv_get_info(struct gdr *g, struct gdr_memh *mh, gdr_info_v2_t *info)
 {
-	return gdrdrv_info_of(state_of(g), handle_of(mh), info);
+	int ret = gdrdrv_info_of(state_of(g), handle_of(mh), info);
+
+	if (ret)
+		gdr_err("gdr_get_info: gdrdrv GET_INFO of handle 0x%llx failed: %s; the pin is "
+			"unchanged, ask again or unpin it", (unsigned long long)handle_of(mh),
+			strerror(ret));
+	return ret;
 }
 
 static int gdrdrv_get_callback_flag(struct gdr *g, struct gdr_memh *mh, int *flag)
