@@ -398,8 +398,12 @@ static int gdrdrv_get_callback_flag(struct gdr *g, struct gdr_memh *mh, int *fla
 	struct gdrdrv_get_cb_flag_params p = { .handle = handle_of(mh) };
 	int ret = gdrdrv_ioctl(state_of(g), GDRDRV_IOC_GET_CB_FLAG, &p);
 
-	if (ret)
+	if (ret) {
+		gdr_err("gdr_get_callback_flag: gdrdrv GET_CB_FLAG of handle 0x%llx failed: %s; "
+			"the pin is unchanged, ask again or unpin it", (unsigned long long)p.handle,
+			strerror(ret));
 		return ret;
+	}
 	*flag = p.flag != 0;
 	return 0;
 }
