@@ -433,8 +433,11 @@ static int gdrdrv_get_attribute(struct gdr *g, int attr, int *value)
 		return 0;
 	}
 	ret = gdrdrv_ioctl(st, GDRDRV_IOC_GET_ATTR, &p);
-	if (ret)
+	if (ret) {
+		gdr_err("gdr_get_attribute: gdrdrv GET_ATTR of attribute %u failed: %s; nothing "
+			"changed, ask again", p.attr, strerror(ret));
 		return ret;
+	}
 	*value = (int)p.val;
 	return 0;
 }
