@@ -53,8 +53,9 @@ struct gdr_backend_ops {
 	/* Pin; fill mh->va, mh->mapped_size, mh->page_size and mh->backend_priv. */
 	int (*pin)(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_request *req);
 	/*
-	 * Unpin a buffer that is not mapped; or, in gdr_close after its unmap failed, one whose
-	 * mapping stays (the backend releases the pin all the same).
+	 * Unpin. When mh->map_va is set, the buffer is still mapped there (withdrawn from copies
+	 * already): undo the mapping too, in the order that lets a failure leave both as they
+	 * were. In gdr_close after its unmap failed, the mapping stays and map_va is NULL.
 	 */
 	int (*unpin)(struct gdr *g, struct gdr_memh *mh);
 	/*

@@ -65,19 +65,31 @@ static bool mapping_type_known(gdr_mapping_type_t type)
 }
 
 /* Undo a mapping; on failure the buffer stays mapped. Caller holds g->lock. */
-static int memh_unmap(struct gdr *g, struct gdr_memh *mh)
+/* Copies stop finding mh's mapping, and those that found it finish; its type, to restore. */
+static gdr_mapping_type_t memh_withdraw(struct gdr_memh *mh)
 {
 	gdr_mapping_type_t type = mh->mapping_type;
-	int ret;
 
-	/* Copies stop finding the mapping, and those that found it finish, before it goes. */
 	mh->mapping_type = GDR_MAPPING_TYPE_NONE;
 	gdr_handle_publish_mapping(mh);
 	gdr_inflight_wait();
-	ret = g->ops.unmap(g, mh);
+	return type;
+}
+
+/* After an undo that failed: copies find the mapping again. */
+static void memh_restore(struct gdr_memh *mh, gdr_mapping_type_t type)
+{
+	mh->mapping_type = type;
+	gdr_handle_publish_mapping(mh);
+}
+
+static int memh_unmap(struct gdr *g, struct gdr_memh *mh)
+{
+	gdr_mapping_type_t type = memh_withdraw(mh);
+	int ret = g->ops.unmap(g, mh);
+
 	if (ret) {
-		mh->mapping_type = type;
-		gdr_handle_publish_mapping(mh);
+		memh_restore(mh, type);
 		return ret;
 	}
 	mh->map_va = NULL;
@@ -86,19 +98,24 @@ static int memh_unmap(struct gdr *g, struct gdr_memh *mh)
 	return 0;
 }
 
-/* Unmap if mapped, then unpin and free mh. On failure mh stays pinned. Caller holds g->lock. */
+/*
+ * Unpin and unmap, if mapped (the backend does both: gdrdrv's driver may refuse the unpin, after
+ * which the mapping must still be there), and free mh. On failure mh stays pinned, and mapped if
+ * it was. Caller holds g->lock.
+ */
 static int memh_release(struct gdr *g, struct gdr_memh *mh)
 {
+	gdr_mapping_type_t type = GDR_MAPPING_TYPE_NONE;
 	int ret;
 
-	if (mh->mapping_type != GDR_MAPPING_TYPE_NONE) {
-		ret = memh_unmap(g, mh);
-		if (ret)
-			return ret;
-	}
+	if (mh->mapping_type != GDR_MAPPING_TYPE_NONE)
+		type = memh_withdraw(mh);
 	ret = g->ops.unpin(g, mh);
-	if (ret)
+	if (ret) {
+		if (type != GDR_MAPPING_TYPE_NONE)
+			memh_restore(mh, type);
 		return ret;
+	}
 	TAILQ_REMOVE(&g->memhs, mh, link);
 	gdr_handle_unregister(mh);
 	free(mh);
@@ -147,9 +164,10 @@ static int memh_close(struct gdr *g, struct gdr_memh *mh)
 			gdr_err("gdr_close: the mapping %p/%zu of the pin of 0x%lx stays until the "
 				"process exits (or the caller munmaps it); releasing the pin",
 				mh->map_va, mh->map_size, mh->addr);
-			/* No copy may find it once the pin is gone. */
+			/* No copy may find it once the pin is gone, nor the backend undo it. */
 			mh->mapping_type = GDR_MAPPING_TYPE_NONE;
 			gdr_handle_publish_mapping(mh);
+			mh->map_va = NULL;
 		}
 	}
 	ret = g->ops.unpin(g, mh);

@@ -347,11 +347,20 @@ err_free:
 	return ret;
 }
 
+static int dmabuf_unmap(struct gdr *g, struct gdr_memh *mh);
+
+/* Unmapped first: the munmap may fail, the close of the descriptor cannot. */
 static int dmabuf_unpin(struct gdr *g, struct gdr_memh *mh)
 {
 	struct dmabuf_state *st = g->backend_priv;
 	struct dmabuf_pin *pin = mh->backend_priv;
+	int ret;
 
+	if (mh->map_va) {
+		ret = dmabuf_unmap(g, mh);
+		if (ret)
+			return ret;
+	}
 	gdr_fork_fd_drop(pin->fork_fd);	/* before the close: fork_fds.h */
 	/* Linux frees the descriptor even when close reports an error: nothing to retry. */
 	close(pin->fd);

@@ -290,12 +290,22 @@ err_free:
 	return ret;
 }
 
+static int gdrdrv_unmap(struct gdr *g, struct gdr_memh *mh);
+
+/*
+ * The driver may refuse the unpin: it goes first, so that a mapped pin is still mapped then.
+ * Once unpinned, the driver has revoked the mapping (a touch raises SIGBUS); the munmap of the
+ * whole of it that follows does not split a mapping, and so has nothing to fail on.
+ */
 static int gdrdrv_unpin(struct gdr *g, struct gdr_memh *mh)
 {
 	int ret = gdrdrv_unpin_ioctl(state_of(g), handle_of(mh));
 
 	if (ret)
 		return ret;
+	if (mh->map_va && gdrdrv_unmap(g, mh))
+		gdr_err("gdr_unpin_buffer: the revoked mapping %p of the pin of 0x%lx stays until "
+			"the process exits (or the caller munmaps it)", mh->map_va, mh->addr);
 	free(mh->backend_priv);
 	mh->backend_priv = NULL;
 	return 0;

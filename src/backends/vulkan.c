@@ -454,6 +454,8 @@ static int vulkan_unpin(struct gdr *g, struct gdr_memh *mh)
 	CUresult res;
 	char err[128];
 
+	if (mh->map_va)
+		gpu->vkUnmapMemory(gpu->device, pin->memory);
 	gpu->vkFreeMemory(gpu->device, pin->memory, NULL);
 	if (pin->buffer)
 		gpu->vkDestroyBuffer(gpu->device, pin->buffer, NULL);

@@ -172,18 +172,25 @@ void fake_backend_release_stuck(void)
 	}
 }
 
+static int fake_unmap(struct gdr *g, struct gdr_memh *mh);
+
+/* As a driver that may refuse the unpin, and revokes a mapping once it unpinned. */
 static int fake_unpin(struct gdr *g, struct gdr_memh *mh)
 {
 	struct fake_pin *pin = mh->backend_priv;
-	int i;
+	int i, ret;
 
-	(void)g;
 	for (i = 0; i < nstuck && stuck[i] != pin->fd; i++)
 		;
 	if (fake_backend_fail_unpin) {
 		if (i == nstuck && nstuck < 64)
 			stuck[nstuck++] = pin->fd;
 		return fake_backend_fail_unpin;
+	}
+	if (mh->map_va) {
+		ret = fake_unmap(g, mh);
+		if (ret)
+			return ret;
 	}
 	if (i < nstuck)
 		stuck[i] = stuck[--nstuck];

@@ -355,7 +355,8 @@ static int case_backend_failures(void)
 	fake_backend_fail_unpin = EBUSY;
 	EXPECT_ERR(gdr_unpin_buffer(g, mh), EBUSY);
 	EXPECT_ERR(gdr_get_info(g, mh, &info), 0);
-	EXPECT(!info.mapped);
+	EXPECT(info.mapped, "a failed unpin of a mapped pin unmapped it");
+	EXPECT_ERR(gdr_copy_to_mapping(mh, va, &info, 8), 0);
 	fake_backend_fail_unpin = 0;
 	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
 	return TEST_PASS;
