@@ -182,4 +182,13 @@ const char *test_lavapipe_missing(void);
 /* Point Vulkan at lavapipe and the library at the vulkan backend, with warnings logged. */
 void test_use_lavapipe(void);
 
+/* The path of the Vulkan loader (libvulkan.so.1) the dynamic loader finds; NULL if none. */
+const char *test_vulkan_loader_path(void);
+/*
+ * Load the hostile Vulkan loader (tests/sim/vulkan_hostile) from dir in front of the real one,
+ * which it hands calls to, so that the library's dlopen of libvulkan.so.1 finds it: its handle,
+ * for dlsym, or NULL with why. Before anything in this process has loaded Vulkan.
+ */
+void *test_use_vulkan_hostile(const char *dir, const char **why);
+
 #endif /* GDR_TEST_HARNESS_H */

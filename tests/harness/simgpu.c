@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,4 +163,44 @@ void test_use_lavapipe(void)
 	setenv("GDRCOPY_ENABLE_LOGGING", "1", 1);
 	if (!getenv("GDRCOPY_LOG_LEVEL"))
 		setenv("GDRCOPY_LOG_LEVEL", "3", 1);
+}
+
+const char *test_vulkan_loader_path(void)
+{
+	static char path[PATH_MAX];
+	void *lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	struct link_map *lm = NULL;
+	bool found;
+
+	if (!lib)
+		return NULL;
+	found = !dlinfo(lib, RTLD_DI_LINKMAP, &lm) && lm && lm->l_name[0];
+	if (found)
+		snprintf(path, sizeof(path), "%s", lm->l_name);
+	dlclose(lib);
+	return found ? path : NULL;
+}
+
+void *test_use_vulkan_hostile(const char *dir, const char **why)
+{
+	const char *real = test_vulkan_loader_path();
+	char lib[PATH_MAX];
+	void *hostile;
+
+	if (!real) {
+		*why = "no Vulkan loader (libvulkan.so.1) to wrap: install libvulkan1";
+		return NULL;
+	}
+	/* Still loaded, it would be the libvulkan.so.1 that the library's dlopen finds. */
+	if (dlopen("libvulkan.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+		*why = "the real Vulkan loader stays loaded in this process";
+		return NULL;
+	}
+	setenv("GDRCOPY_TEST_VK_LOADER", real, 1);
+	snprintf(lib, sizeof(lib), "%s/libvulkan.so.1", dir);
+	/* Loaded by its path, it is the libvulkan.so.1 a later dlopen of that name finds. */
+	hostile = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+	if (!hostile)
+		*why = "the hostile Vulkan loader is not built (make test-build)";
+	return hostile;
 }

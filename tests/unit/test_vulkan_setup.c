@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <link.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -703,24 +702,6 @@ static int case_bad_address_range(void)
 	       expect("pin_copy", true, dmabuf, "gave a range without it");
 }
 
-/* The real Vulkan loader's path, for the hostile one to hand calls to; NULL if none. */
-static const char *real_vulkan_loader(void)
-{
-	static char path[PATH_MAX];
-	void *lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-	struct link_map *lm = NULL;
-
-	bool found;
-
-	if (!lib)
-		return NULL;
-	found = !dlinfo(lib, RTLD_DI_LINKMAP, &lm) && lm && lm->l_name[0];
-	if (found)
-		snprintf(path, sizeof(path), "%s", lm->l_name);
-	dlclose(lib);
-	return found ? path : NULL;
-}
-
 /*
  * A Vulkan driver that answers out of the spec's bounds (tests/sim/vulkan_hostile): the backend
  * neither crashes nor reads past what it was given; it declines the device, or the open, with a
@@ -732,7 +713,7 @@ static int hostile_vulkan(const char *mode, const char *extra_env, const char *c
 	static char ld_path[3 * PATH_MAX], loader[PATH_MAX + 32], hostile[64];
 	const char *const env[] = { ld_path, loader, hostile, "GDRCOPY_BACKEND=vulkan", extra_env,
 				    NULL };
-	const char *real = real_vulkan_loader();
+	const char *real = test_vulkan_loader_path();
 
 	if (!real)
 		return test_skip("no Vulkan loader (libvulkan.so.1) to wrap");

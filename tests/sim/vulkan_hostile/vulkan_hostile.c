@@ -13,6 +13,8 @@
  *                    only promises minMemoryMapAlignment, which may be 64: not a page)
  *   map_null         vkMapMemory succeeds with a NULL pointer (the mapping is made)
  *
+ * and, when a test program asks (vulkan_hostile.h, vulkan_failing.c), fails the library's calls.
+ *
  * The simulated CUDA driver loads Vulkan too (for lavapipe-backed memory) and gets the real
  * answers: the hostile ones go to callers in libgdrapi, told by their return address.
  */
@@ -24,6 +26,8 @@
 #include <string.h>
 
 #include <vulkan/vulkan.h>
+
+#include "vulkan_hostile_priv.h"
 
 #define OVERCOUNT 64
 
@@ -113,43 +117,52 @@ static VkResult VKAPI_CALL map_memory(VkDevice device, VkDeviceMemory memory, Vk
 	return r;
 }
 
+static PFN_vkVoidFunction towards_library(const char *name, PFN_vkVoidFunction next);
+
 static PFN_vkVoidFunction VKAPI_CALL device_proc_addr(VkDevice device, const char *name)
 {
-	if (!strcmp(name, "vkMapMemory")) {
-		real_map_memory = (PFN_vkMapMemory)real_device_proc_addr(device, name);
-		return real_map_memory ? (PFN_vkVoidFunction)map_memory : NULL;
-	}
-	return real_device_proc_addr(device, name);
+	return towards_library(name, real_device_proc_addr(device, name));
 }
 
-/* Swap in a hostile wrapper for the entry point name, where the mode asks for one. */
-static PFN_vkVoidFunction hostile_entry(VkInstance instance, const char *name)
+/* A hostile wrapper over next, the entry point name, where the mode asks for one; else next. */
+static PFN_vkVoidFunction hostile_wrap(const char *name, PFN_vkVoidFunction next)
 {
-	PFN_vkGetInstanceProcAddr gipa = real_gipa;
-
 	if (!strcmp(name, "vkDestroyInstance") && hostile("no_destroy"))
+		return NULL;
+	if (!next)
 		return NULL;
 	if (!strcmp(name, "vkGetPhysicalDeviceMemoryProperties") &&
 	    (hostile("heap_index") || hostile("type_count"))) {
-		real_memory_properties =
-			(PFN_vkGetPhysicalDeviceMemoryProperties)gipa(instance, name);
-		return real_memory_properties ? (PFN_vkVoidFunction)memory_properties : NULL;
+		real_memory_properties = (PFN_vkGetPhysicalDeviceMemoryProperties)next;
+		return (PFN_vkVoidFunction)memory_properties;
 	}
 	if (!strcmp(name, "vkEnumerateDeviceExtensionProperties") && hostile("extension_count")) {
-		real_device_extensions =
-			(PFN_vkEnumerateDeviceExtensionProperties)gipa(instance, name);
-		return real_device_extensions ? (PFN_vkVoidFunction)device_extensions : NULL;
+		real_device_extensions = (PFN_vkEnumerateDeviceExtensionProperties)next;
+		return (PFN_vkVoidFunction)device_extensions;
 	}
 	if (!strcmp(name, "vkEnumeratePhysicalDevices") && hostile("device_count")) {
-		real_physical_devices = (PFN_vkEnumeratePhysicalDevices)gipa(instance, name);
-		return real_physical_devices ? (PFN_vkVoidFunction)physical_devices : NULL;
+		real_physical_devices = (PFN_vkEnumeratePhysicalDevices)next;
+		return (PFN_vkVoidFunction)physical_devices;
 	}
-	if (!strcmp(name, "vkGetDeviceProcAddr") &&
-	    (hostile("map_unaligned") || hostile("map_null"))) {
-		real_device_proc_addr = (PFN_vkGetDeviceProcAddr)gipa(instance, name);
-		return real_device_proc_addr ? (PFN_vkVoidFunction)device_proc_addr : NULL;
+	if (!strcmp(name, "vkMapMemory") && (hostile("map_unaligned") || hostile("map_null"))) {
+		real_map_memory = (PFN_vkMapMemory)next;
+		return (PFN_vkVoidFunction)map_memory;
 	}
-	return gipa(instance, name);
+	return next;
+}
+
+/*
+ * What the library gets for the entry point name, whose real definition is next: the failing
+ * wrapper over it (vulkan_failing.c), and a hostile answer over that; the device's entry points
+ * the same way, through our vkGetDeviceProcAddr.
+ */
+static PFN_vkVoidFunction towards_library(const char *name, PFN_vkVoidFunction next)
+{
+	if (!strcmp(name, "vkGetDeviceProcAddr")) {
+		real_device_proc_addr = (PFN_vkGetDeviceProcAddr)next;
+		return next ? (PFN_vkVoidFunction)device_proc_addr : NULL;
+	}
+	return hostile_wrap(name, vk_failing_wrap(name, next));
 }
 
 __attribute__((visibility("default"))) PFN_vkVoidFunction VKAPI_CALL
@@ -158,6 +171,6 @@ vkGetInstanceProcAddr(VkInstance instance, const char *name)
 	if (!real_loader())
 		return NULL;
 	if (called_from_library(__builtin_return_address(0)))
-		return hostile_entry(instance, name);
+		return towards_library(name, real_gipa(instance, name));
 	return real_gipa(instance, name);
 }
