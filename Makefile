@@ -153,6 +153,8 @@ HARNESS_OBJS := $(addprefix $(OBJ)/tests/harness/,harness.o process.o simgpu.o)
 TESTCUDA_OBJS := $(OBJ)/tests/harness/testcuda.o $(OBJ)/src/cuda.o $(OBJ)/src/log.o
 FORK_CHECK_OBJ := $(OBJ)/tests/harness/fork_check.o
 CUDA_VMM_OBJ := $(OBJ)/tests/harness/cuda_vmm.o
+# The failing-calls loop and the libc functions it fails (tests/unit/failing_calls.h).
+FAILING_CALLS_OBJS := $(OBJ)/tests/unit/failing_calls.o $(OBJ)/tests/unit/failing_libc.o
 KBUILD_DIR := $(BUILD)/kbuild
 
 # Debian packages: BUILD_DEBS to build, CHECK_DEBS to run make check. The .mk files add theirs.

@@ -28,9 +28,9 @@ $(GDRDRV_TEST_DIR)/test_gdrdrv_open: $(OBJ)/tests/unit/test_gdrdrv_open.o $(HARN
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_SHARED) -Wl,-rpath,$(abspath $(LIB_DIR))
 
-# It defines ioctl, mmap and munmap itself, in front of libc's, to play the driver.
-$(GDRDRV_TEST_DIR)/test_gdrdrv_backend: $(OBJ)/tests/unit/test_gdrdrv_backend.o $(HARNESS_OBJS) \
-		$(LIB_SHARED)
+# It defines libc's functions itself, in front of libc's, to play the driver and fail calls.
+$(GDRDRV_TEST_DIR)/test_gdrdrv_backend: $(OBJ)/tests/unit/test_gdrdrv_backend.o \
+		$(FAILING_CALLS_OBJS) $(HARNESS_OBJS) $(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_SHARED) \

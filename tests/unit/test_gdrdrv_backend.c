@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The gdrdrv backend against a fake driver: this program defines ioctl, mmap and munmap, which
- * take the place of libc's for libgdrapi, and answers the gdrdrv commands on the device fd as a
- * gdrdrv of a chosen version would. The cases check which commands each version gets (GET_INFO_V2
- * from 2.4; GET_ATTR, PIN_BUFFER_V2 and REQ_MAPPING_TYPE from 2.5), that gdr_pin_buffer always
- * carries its tokens, that all 64 bits of a handle reach mmap, and the error paths of pin, map
- * and unpin. GDRCOPY_GDRDRV_PATH points the backend at /dev/null, which open accepts.
+ * The gdrdrv backend against a fake driver: the libc functions this program defines in front of
+ * libc's for libgdrapi (failing_libc.c) hand ioctl, mmap, munmap and close to the fake, which
+ * answers the gdrdrv commands on the device fd as a gdrdrv of a chosen version would. The cases
+ * check which commands each version gets (GET_INFO_V2 from 2.4; GET_ATTR, PIN_BUFFER_V2 and
+ * REQ_MAPPING_TYPE from 2.5), that gdr_pin_buffer always carries its tokens, that all 64 bits of
+ * a handle reach mmap, the error paths of pin, map and unpin, and the failing-calls loop
+ * (failing_calls.h): the device's open, the commands and the mmaps failing in turn with libc's
+ * other calls, the fake's pins and mappings counted with what must not change. A command fails
+ * as the driver would, out of memory or with an error of its own, which the library must hand
+ * on. GDRCOPY_GDRDRV_PATH points the backend at /dev/null, which open accepts.
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "failing_calls.h"
 #include "gdrapi.h"
 #include "gdrdrv.h"
 #include "harness.h"
@@ -224,17 +228,12 @@ static int fake_command(unsigned long cmd, void *arg)
 	return ENOTTY;
 }
 
-/* Replaces libc's ioctl for this program and libgdrapi. */
-int ioctl(int fd, unsigned long request, ...)
+/* libc's ioctl for this program and libgdrapi. */
+static int fake_ioctl(int fd, unsigned long request, void *arg)
 {
 	static int (*real_ioctl)(int, unsigned long, ...);
-	va_list ap;
-	void *arg;
 	int ret;
 
-	va_start(ap, request);
-	arg = va_arg(ap, void *);
-	va_end(ap);
 	if (_IOC_TYPE(request) != GDRDRV_IOCTL) {
 		if (!real_ioctl)
 			real_ioctl = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
@@ -252,7 +251,7 @@ int ioctl(int fd, unsigned long request, ...)
 	return 0;
 }
 
-void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset)
+static void *fake_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset)
 {
 	static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 	struct fake_pin *p;
@@ -278,7 +277,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset)
 	return m;
 }
 
-int munmap(void *addr, size_t len)
+static int fake_munmap(void *addr, size_t len)
 {
 	static int (*real_munmap)(void *, size_t);
 
@@ -298,6 +297,28 @@ int munmap(void *addr, size_t len)
 	}
 	return real_munmap(addr, len);
 }
+
+/* The device file's release, as the kernel's: the driver unpins what the file still holds. */
+static int fake_close(int fd)
+{
+	static int (*real_close)(int);
+
+	if (!real_close)
+		real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	if (fd >= 0 && fd == fake.fd) {
+		for (int i = 0; i < FAKE_PINS; i++)
+			fake.pins[i].used = 0;
+		fake.fd = -1;
+	}
+	return real_close(fd);
+}
+
+static const struct failing_device fake_device = {
+	.ioctl = fake_ioctl,
+	.mmap = fake_mmap,
+	.munmap = fake_munmap,
+	.close = fake_close,
+};
 
 static int fake_maps(void)
 {
@@ -544,6 +565,66 @@ static int case_close_unmaps(void)
 	return TEST_PASS;
 }
 
+/* ---- the failing-calls loop ---- */
+
+#define FAILING_GPU_VA (GVA + 128 * 1024)	/* on a GPU page, not the first */
+
+static int failing_setup(uint64_t *dptr)
+{
+	fake_reset(0x20006);
+	*dptr = FAILING_GPU_VA;
+	return TEST_PASS;
+}
+
+static void failing_cleanup(void)
+{
+}
+
+/* The GPU memory is the fake's mapping: where it holds the pinned byte at addr. */
+static uint8_t *fake_bytes(uint64_t addr)
+{
+	for (int i = 0; i < FAKE_PINS; i++) {
+		struct fake_pin *p = &fake.pins[i];
+		uint64_t va = p->addr & ~0xffffULL;
+
+		if (p->used && p->map && addr >= va && addr - va < p->map_len)
+			return (uint8_t *)p->map + (addr - va);
+	}
+	return NULL;
+}
+
+static long fake_pins(void)
+{
+	long n = 0;
+
+	for (int i = 0; i < FAKE_PINS; i++)
+		n += fake.pins[i].used;
+	return n;
+}
+
+static long fake_mappings(void)
+{
+	return fake_maps();
+}
+
+static int case_failing_calls(void)
+{
+	static const struct failing_counter counters[] = {
+		{ "gdrdrv pins", fake_pins, false },
+		{ "gdrdrv mappings", fake_mappings, false },
+		{ NULL, NULL, false },
+	};
+	const struct failing_backend b = {
+		.child = { .timeout_s = 60 },
+		.setup = failing_setup,
+		.cleanup = failing_cleanup,
+		.gpu_bytes = fake_bytes,
+		.counters = counters,
+	};
+
+	return failing_calls_run(&b);
+}
+
 static const struct test_case cases[] = {
 	{ "open_refusals", case_open_refusals },
 	{ "driver_2_6", case_driver_2_6 },
@@ -552,11 +633,14 @@ static const struct test_case cases[] = {
 	{ "error_paths", case_error_paths },
 	{ "unknown_mapping_types", case_unknown_mapping_types },
 	{ "close_unmaps", case_close_unmaps },
+	{ "failing_calls", case_failing_calls },
 	{ NULL, NULL },
 };
 
 int main(int argc, char **argv)
 {
+	failing_calls_init();
+	failing_set_device(&fake_device);
 	setenv("GDRCOPY_BACKEND", "gdrdrv", 1);
 	setenv("GDRCOPY_GDRDRV_PATH", "/dev/null", 1);
 	return test_run(cases, argc, argv);
