@@ -32,7 +32,8 @@
 static const size_t large_sizes[] = { 511, 512, 513, 1023, 1024, 1025, 4095, 4096, 4097 };
 #define SIZE_MAX_TESTED 4097
 /* The lines the ranges start (first pass) and end (second pass) at, and room around them. */
-#define BUF_LEN   (PAGE + 2 * (SIZE_MAX_TESTED + 2 * LINE) + PAGE)
+/* Whole pages: aligned_alloc takes only sizes that are multiples of the alignment. */
+#define BUF_LEN   ((PAGE + 2 * (SIZE_MAX_TESTED + 2 * LINE) + PAGE + PAGE - 1) / PAGE * PAGE)
 
 static uint8_t *src_buf, *dst_buf;
 
