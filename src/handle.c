@@ -28,6 +28,7 @@ _Static_assert(sizeof(unsigned long) == 8, "gdr_mh_t.h must hold 64 bits");
 #ifdef GDR_WITH_TEST_HOOKS
 uint64_t gdr_handle_test_generation_floor;
 uint32_t gdr_handle_test_max_slots;
+bool gdr_handle_test_no_memory;
 
 static uint64_t next_generation(uint64_t last)
 {
@@ -49,6 +50,16 @@ static uint32_t max_slots(void)
 	return MAX_SLOTS;
 }
 #endif
+
+/* Room for SLOTS_PER_CHUNK more slots, all free; NULL when out of memory. */
+static struct gdr_handle_slot *chunk_alloc(void)
+{
+#ifdef GDR_WITH_TEST_HOOKS
+	if (gdr_handle_test_no_memory)
+		return NULL;
+#endif
+	return calloc(SLOTS_PER_CHUNK, sizeof(struct gdr_handle_slot));
+}
 
 /*
  * Protects next_unused, free_head, the slots' generation and next_free, chunk allocation and
@@ -91,7 +102,7 @@ static int slot_alloc(uint32_t *index)
 	/* The slot's position is next_unused + 1: chunk 0 starts at position 1, the others at 0. */
 	if (atomic_load_explicit(&gdr_handle_chunks[(next_unused + 1) / SLOTS_PER_CHUNK],
 				 memory_order_relaxed) == gdr_handle_no_chunk) {
-		chunk = calloc(SLOTS_PER_CHUNK, sizeof(*chunk));
+		chunk = chunk_alloc();
 		if (!chunk)
 			return ENOMEM;
 		atomic_store_explicit(&gdr_handle_chunks[(next_unused + 1) / SLOTS_PER_CHUNK], chunk,
@@ -195,6 +206,9 @@ out_unlock:
 			"(%u, across all gdr_t); unpin buffers no longer in use (gdr_unpin_buffer, "
 			"or gdr_close)", max_slots());
 		ret = ENOMEM;
+	} else if (ret == ENOMEM) {
+		gdr_err("gdr_pin_buffer: out of memory for the handle table's next %u slots",
+			SLOTS_PER_CHUNK);
 	}
 	return ret;
 }

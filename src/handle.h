@@ -152,6 +152,8 @@ gdr_handle_maps_fast(unsigned long h, const void *ptr, size_t size)
 extern uint64_t gdr_handle_test_generation_floor;
 /* Test builds only: when not 0, the table holds at most this many slots. */
 extern uint32_t gdr_handle_test_max_slots;
+/* Test builds only: when set, the table cannot grow (as if out of memory). */
+extern bool gdr_handle_test_no_memory;
 #endif
 
 #endif

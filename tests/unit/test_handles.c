@@ -81,6 +81,34 @@ static void test_table_full(gdr_t g, uint8_t *gpu)
 	gdr_handle_test_max_slots = 0;
 }
 
+/*
+ * The table out of memory as it grows (the knob fails its next chunk): the pin fails with ENOMEM,
+ * says which memory ran out, and holds nothing; once memory is back, the table grows.
+ */
+static void test_table_no_memory(gdr_t g, uint8_t *gpu)
+{
+	enum { MAX_TRIES = 2 * GDR_HANDLE_SLOTS_PER_CHUNK };
+	static gdr_mh_t pins[MAX_TRIES];
+	char why[GDR_EXT_ERRORS_MAX];
+	int n = 0, ret = 0;
+
+	gdr_ext_take_errors(NULL, 0);
+	gdr_handle_test_no_memory = true;
+	while (n < MAX_TRIES && !(ret = gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &pins[n])))
+		n++;
+	gdr_handle_test_no_memory = false;
+	EXPECT(ret == ENOMEM, "the pin past the first chunk gave %d", ret);
+	EXPECT(n > 0 && n < MAX_TRIES);
+	gdr_ext_take_errors(why, sizeof(why));
+	EXPECT(strstr(why, "gdr_pin_buffer: out of memory") && strstr(why, "handle table"),
+	       "the reason: %s", why);
+	ret = gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &pins[n]);
+	EXPECT_ERR(ret, 0);
+	n += !ret;
+	while (n > 0)
+		EXPECT_ERR(gdr_unpin_buffer(g, pins[--n]), 0);
+}
+
 int main(void)
 {
 	static gdr_mh_t live[LIVE];
@@ -109,6 +137,8 @@ int main(void)
 
 	test_table_full(g, gpu);
 	test_generations_run_out(g, gpu);
+	/* Before the many live handles below have grown the table. */
+	test_table_no_memory(g, gpu);
 
 	/* Many live handles: all distinct, all resolvable. */
 	for (int i = 0; i < LIVE; i++)
