@@ -22,13 +22,17 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 /*
  * The hold-off's two futex words, each waited on by the other side. exporting: threads between
  * gdr_fork_hold_off and gdr_fork_allow. forking: fork() calls between their prepare handler and
- * their parent's or child's (more than one only where a fork handler forks again in a
- * single-threaded process: glibc runs the handlers of several threads' forks one fork at a time).
+ * their parent's or child's. Several threads' forks may be there at once: glibc 2.36 and later
+ * run each fork handler outside their lock, so one thread's fork can copy the process while
+ * another's is between its handlers.
  */
 static _Atomic int exporting;
 static _Atomic int forking;
-/* The last fork's wait ran out; written and read by the forking thread, in its handlers. */
-static bool hold_off_timed_out;
+/*
+ * A fork's wait ran out and no parent handler has said so yet. Shared by the forks under way:
+ * whichever returns first in the parent warns.
+ */
+static _Atomic bool hold_off_timed_out;
 static pthread_once_t hold_off_once = PTHREAD_ONCE_INIT;
 
 /* The child runs alone here, before fork() returns in it. */
@@ -87,14 +91,13 @@ static void hold_off_prepare(void)
 	struct timespec end, left;
 
 	atomic_fetch_add(&forking, 1);
-	hold_off_timed_out = false;
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_nsec += HOLD_OFF_MAX_NS;
 	end.tv_sec += end.tv_nsec / 1000000000L;
 	end.tv_nsec %= 1000000000L;
 	while ((n = atomic_load(&exporting)) > 0) {
 		if (!time_left(&end, &left)) {
-			hold_off_timed_out = true;
+			atomic_store(&hold_off_timed_out, true);
 			break;
 		}
 		futex_wait(&exporting, n, &left);
@@ -104,24 +107,32 @@ static void hold_off_prepare(void)
 
 static void hold_off_parent(void)
 {
-	int saved = errno;
+	int saved = errno, n = atomic_load(&forking);
 
-	if (atomic_fetch_sub(&forking, 1) == 1)
+	/* Stops at 0: a fork from a fork handler leaves 0 in its child, where the outer goes on. */
+	do {
+		if (n <= 0)
+			break;
+	} while (!atomic_compare_exchange_weak(&forking, &n, n - 1));
+	if (n == 1)
 		futex_wake_all(&forking);
-	if (hold_off_timed_out)
+	if (atomic_exchange(&hold_off_timed_out, false))
 		gdr_warn("fork() waited 1 s for a CUDA export or GPU mapping under way, and went "
 			 "on: the child may hold that descriptor or mapping");
 	errno = saved;
 }
 
 /*
- * Only this thread is left. The count may hold threads that were between their increment and
- * their retreat when fork() copied the process; none of them is here.
+ * Only this thread is left, and no fork is under way: the counts may hold threads that were
+ * between their increment and their decrement when fork() copied the process (exporting, or
+ * forking in another thread's fork), and none of them is here to decrement. A fork from a fork
+ * handler on this thread goes on in this child and ends in hold_off_parent, which stops at 0.
  */
 static void hold_off_child(void)
 {
 	atomic_store(&exporting, 0);
-	atomic_fetch_sub(&forking, 1);
+	atomic_store(&forking, 0);
+	atomic_store(&hold_off_timed_out, false);
 }
 
 static void hold_off_register(void)

@@ -20,7 +20,7 @@ $(UNIT_TEST_LIB): $(UNIT_TEST_LIB_OBJS)
 
 # Programs on the internal test library.
 UNIT_INTERNAL := test_api test_threads test_handles test_copy_announce test_copy_signals \
-	test_fork_fds test_pin_range
+	test_fork_fds test_fork_hold_off test_pin_range
 # Stress and cycle checks on the same library (a few seconds each): not repeated under valgrind.
 UNIT_STRESS := test_hostile test_cycles
 # Programs on the shipped shared library, as clients use it.
