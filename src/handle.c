@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ _Static_assert(sizeof(unsigned long) == 8, "gdr_mh_t.h must hold 64 bits");
 uint64_t gdr_handle_test_generation_floor;
 uint32_t gdr_handle_test_max_slots;
 bool gdr_handle_test_no_memory;
+void (*gdr_handle_test_locked)(void);
 
 static uint64_t next_generation(uint64_t last)
 {
@@ -64,6 +66,8 @@ static struct gdr_handle_slot *chunk_alloc(void)
 /*
  * Protects next_unused, free_head, the slots' generation and next_free, chunk allocation and
  * mapped_count. Nests inside gdr->lock; nothing is taken inside it, so fork can take it too.
+ * Held with every signal blocked (table_lock_take): fork's prepare handler takes it, and a
+ * signal handler's fork on a thread that held it would wait for that thread for ever.
  */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 struct gdr_handle_slot gdr_handle_no_chunk[GDR_HANDLE_SLOTS_PER_CHUNK];
@@ -75,6 +79,22 @@ static uint32_t free_head;
 static unsigned long mapped_count[GDR_MAPPING_TYPE_MAX];
 _Atomic int gdr_handle_fast_type = GDR_MAPPING_TYPE_WC;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* Take table_lock with this thread's signals blocked; *saved is their mask, for the give. */
+static void table_lock_take(sigset_t *saved)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, saved);
+	pthread_mutex_lock(&table_lock);
+}
+
+static void table_lock_give(const sigset_t *saved)
+{
+	pthread_mutex_unlock(&table_lock);
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
 
 /* The slot of an index below next_unused. */
 static struct gdr_handle_slot *slot_at(uint32_t index)
@@ -183,11 +203,16 @@ static void fork_register(void)
 int gdr_handle_register(struct gdr_memh *mh)
 {
 	struct gdr_handle_slot *s;
+	sigset_t saved;
 	uint32_t index;
 	int ret;
 
 	pthread_once(&fork_once, fork_register);
-	pthread_mutex_lock(&table_lock);
+	table_lock_take(&saved);
+#ifdef GDR_WITH_TEST_HOOKS
+	if (gdr_handle_test_locked)
+		gdr_handle_test_locked();
+#endif
 	ret = slot_alloc(&index);
 	if (ret)
 		goto out_unlock;
@@ -199,7 +224,7 @@ int gdr_handle_register(struct gdr_memh *mh)
 	atomic_store_explicit(&s->map_type, GDR_MAPPING_TYPE_NONE, memory_order_relaxed);
 	atomic_store_explicit(&s->tag, mh->handle, memory_order_release);
 out_unlock:
-	pthread_mutex_unlock(&table_lock);
+	table_lock_give(&saved);
 	/* GDRCopy fails a pin it has no room for with ENOMEM; the log says which room ran out. */
 	if (ret == ENOSPC) {
 		gdr_err("gdr_pin_buffer: this process holds the most pins the library keeps track of "
@@ -217,8 +242,9 @@ void gdr_handle_publish_mapping(struct gdr_memh *mh)
 {
 	struct gdr_handle_slot *s = gdr_handle_slot_of(mh->handle);
 	gdr_mapping_type_t old;
+	sigset_t saved;
 
-	pthread_mutex_lock(&table_lock);
+	table_lock_take(&saved);
 	old = atomic_load_explicit(&s->map_type, memory_order_relaxed);
 	count_mapping(old, -1);
 	count_mapping(mh->mapping_type, +1);
@@ -231,17 +257,18 @@ void gdr_handle_publish_mapping(struct gdr_memh *mh)
 		atomic_store_explicit(&s->map_size, mh->map_size, memory_order_relaxed);
 		atomic_store_explicit(&s->map_type, mh->mapping_type, memory_order_release);
 	}
-	pthread_mutex_unlock(&table_lock);
+	table_lock_give(&saved);
 }
 
 void gdr_handle_unregister(struct gdr_memh *mh)
 {
 	struct gdr_handle_slot *s = gdr_handle_slot_of(mh->handle);
+	sigset_t saved;
 
-	pthread_mutex_lock(&table_lock);
+	table_lock_take(&saved);
 	count_mapping(atomic_load_explicit(&s->map_type, memory_order_relaxed), -1);
 	slot_free(s, index_of(mh->handle));
-	pthread_mutex_unlock(&table_lock);
+	table_lock_give(&saved);
 	mh->handle = 0;
 }
 

@@ -154,6 +154,8 @@ extern uint64_t gdr_handle_test_generation_floor;
 extern uint32_t gdr_handle_test_max_slots;
 /* Test builds only: when set, the table cannot grow (as if out of memory). */
 extern bool gdr_handle_test_no_memory;
+/* Test builds only: when set, gdr_handle_register calls it with the table's lock held. */
+extern void (*gdr_handle_test_locked)(void);
 #endif
 
 #endif

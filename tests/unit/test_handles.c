@@ -5,10 +5,13 @@
  * coexist.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fake_gpu.h"
 #include "gdrapi.h"
@@ -109,6 +112,49 @@ static void test_table_no_memory(gdr_t g, uint8_t *gpu)
 		EXPECT_ERR(gdr_unpin_buffer(g, pins[--n]), 0);
 }
 
+static void fork_in_handler(int sig)
+{
+	pid_t pid = fork();
+
+	(void)sig;
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+static void raise_fork_signal(void)
+{
+	raise(SIGUSR1);
+}
+
+static int register_amid_signal_fork(void *arg)
+{
+	struct gdr_memh mh = { 0 };
+
+	(void)arg;
+	signal(SIGUSR1, fork_in_handler);
+	gdr_handle_test_locked = raise_fork_signal;
+	CHECK_ERR(gdr_handle_register(&mh), 0);
+	gdr_handle_test_locked = NULL;
+	gdr_handle_unregister(&mh);
+	return TEST_PASS;
+}
+
+/*
+ * A signal handler forks while its thread holds the table's lock (POSIX lists fork as
+ * async-signal-safe, and the library's other fork handlers allow for it: fork.h). The table's
+ * prepare handler takes that lock: the fork must not wait for its own thread. In a child
+ * process, whose failure is a hang.
+ */
+static void test_signal_fork_while_locked(void)
+{
+	const struct test_child child = { .timeout_s = 2, .quick_exit = true };
+
+	EXPECT(test_child_run(&child, register_amid_signal_fork, NULL) == TEST_PASS,
+	       "a fork from a signal handler while the handle table was locked: %s", test_reason());
+}
+
 int main(void)
 {
 	static gdr_mh_t live[LIVE];
@@ -139,6 +185,7 @@ int main(void)
 	test_generations_run_out(g, gpu);
 	/* Before the many live handles below have grown the table. */
 	test_table_no_memory(g, gpu);
+	test_signal_fork_while_locked();
 
 	/* Many live handles: all distinct, all resolvable. */
 	for (int i = 0; i < LIVE; i++)
