@@ -164,9 +164,11 @@ static int memh_close(struct gdr *g, struct gdr_memh *mh)
 			gdr_err("gdr_close: the mapping %p/%zu of the pin of 0x%lx stays until the "
 				"process exits (or the caller munmaps it); releasing the pin",
 				mh->map_va, mh->map_size, mh->addr);
-			/* No copy may find it once the pin is gone, nor the backend undo it. */
-			mh->mapping_type = GDR_MAPPING_TYPE_NONE;
-			gdr_handle_publish_mapping(mh);
+			/*
+			 * No copy may find it once the pin is gone, nor the backend undo it. The
+			 * failed unmap gave it back to copies: wait for those that found it.
+			 */
+			memh_withdraw(mh);
 			mh->map_va = NULL;
 		}
 	}

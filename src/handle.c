@@ -31,6 +31,7 @@ uint64_t gdr_handle_test_generation_floor;
 uint32_t gdr_handle_test_max_slots;
 bool gdr_handle_test_no_memory;
 void (*gdr_handle_test_locked)(void);
+void (*gdr_handle_test_published)(const struct gdr_memh *mh);
 
 static uint64_t next_generation(uint64_t last)
 {
@@ -258,6 +259,10 @@ void gdr_handle_publish_mapping(struct gdr_memh *mh)
 		atomic_store_explicit(&s->map_type, mh->mapping_type, memory_order_release);
 	}
 	table_lock_give(&saved);
+#ifdef GDR_WITH_TEST_HOOKS
+	if (gdr_handle_test_published)
+		gdr_handle_test_published(mh);
+#endif
 }
 
 void gdr_handle_unregister(struct gdr_memh *mh)

@@ -156,6 +156,8 @@ extern uint32_t gdr_handle_test_max_slots;
 extern bool gdr_handle_test_no_memory;
 /* Test builds only: when set, gdr_handle_register calls it with the table's lock held. */
 extern void (*gdr_handle_test_locked)(void);
+/* Test builds only: when set, gdr_handle_publish_mapping calls it once mh's mapping is out. */
+extern void (*gdr_handle_test_published)(const struct gdr_memh *mh);
 #endif
 
 #endif

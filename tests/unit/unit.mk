@@ -12,7 +12,8 @@ $(OBJ)/test/src/handle.o: src/handle.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (test hooks)")
 	$(Q)$(CC) $(ALL_CFLAGS) -DGDR_WITH_TEST_HOOKS -c -o $@ $<
-$(OBJ)/tests/unit/test_handles.o: ALL_CFLAGS += -DGDR_WITH_TEST_HOOKS
+$(OBJ)/tests/unit/test_handles.o $(OBJ)/tests/unit/test_close_unmap_fails.o: \
+	ALL_CFLAGS += -DGDR_WITH_TEST_HOOKS
 
 $(UNIT_TEST_LIB): $(UNIT_TEST_LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -20,7 +21,7 @@ $(UNIT_TEST_LIB): $(UNIT_TEST_LIB_OBJS)
 
 # Programs on the internal test library.
 UNIT_INTERNAL := test_api test_threads test_handles test_copy_announce test_copy_signals \
-	test_fork_fds test_fork_hold_off test_pin_range
+	test_fork_fds test_fork_hold_off test_pin_range test_close_unmap_fails
 # Stress and cycle checks on the same library (a few seconds each): not repeated under valgrind.
 UNIT_STRESS := test_hostile test_cycles
 # Programs on the shipped shared library, as clients use it.
