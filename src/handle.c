@@ -250,9 +250,13 @@ void gdr_handle_publish_mapping(struct gdr_memh *mh)
 	count_mapping(old, -1);
 	count_mapping(mh->mapping_type, +1);
 	if (mh->mapping_type == GDR_MAPPING_TYPE_NONE) {
+		/*
+		 * The range stays: a copy that still reads the old type (it is in flight, and the
+		 * unmap waits for it) must read the old range with it. On arm64 and POWER, zeroed
+		 * base and size could reach it before the new type does, and a bad pointer near 0
+		 * would pass the range check.
+		 */
 		atomic_store_explicit(&s->map_type, GDR_MAPPING_TYPE_NONE, memory_order_release);
-		atomic_store_explicit(&s->map_size, 0, memory_order_relaxed);
-		atomic_store_explicit(&s->map_base, 0, memory_order_relaxed);
 	} else {
 		atomic_store_explicit(&s->map_base, (uintptr_t)mh->map_va, memory_order_relaxed);
 		atomic_store_explicit(&s->map_size, mh->map_size, memory_order_relaxed);
