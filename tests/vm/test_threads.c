@@ -9,10 +9,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <sys/wait.h>
 
 #include "vmtest.h"
@@ -394,20 +396,36 @@ static int case_threads_unpin_racing_pin(void)
  * only: the race it was written for (an unpin's put_pages meeting a pin made after the callback
  * freed its table) has no callback with persistent ones, and each run adds a minute or more to
  * a VM of the loaded CI machine, whose limit is 270 s.
+ *
+ * The mappers stop after CHAOS_ITERATIONS or CHAOS_SECONDS, whichever comes first: about 5 s
+ * of an idle machine's VM, but three VMs on two loaded CPUs took 40-50 s, and once a CI run's
+ * went past the case's 60 s limit. The case says how many iterations it ran.
  */
 #define CHAOS_MAPPERS 2
 #define CHAOS_ITERATIONS 1500
+#define CHAOS_SECONDS 25
 
 static _Atomic uint64_t chaos_next_handle;
 static atomic_int chaos_done;
+static atomic_int chaos_iterations;
+static time_t chaos_deadline;
+
+static bool chaos_time_left(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec < chaos_deadline;
+}
 
 static void *chaos_mapper(void *arg)
 {
 	struct racer *r = arg;
 	int fd = vm_find_gdrdrv_fd();
 	size_t len = 2 * GPU_PAGE, cpu = CPU_PAGE;
+	int it;
 
-	for (int it = 0; it < CHAOS_ITERATIONS; it++) {
+	for (it = 0; it < CHAOS_ITERATIONS && chaos_time_left(); it++) {
 		uint64_t va = atomic_load(&slot_va[(it + r->i) % SLOTS]), h;
 		char *p, *q = NULL, *dst;
 		uint32_t v;
@@ -454,6 +472,7 @@ static void *chaos_mapper(void *arg)
 			munmap(q, len / 2);
 		vm_raw_unpin(fd, h);
 	}
+	atomic_fetch_add(&chaos_iterations, it);
 	atomic_fetch_add(&chaos_done, 1);
 	return NULL;
 }
@@ -501,12 +520,16 @@ static int case_threads_chaos(void)
 	static struct shared s;
 	struct racer r[NTHREADS];
 	pthread_t t[NTHREADS];
+	struct timespec start;
 	int i;
 
 	s.g = vm_gdr_open();
 	CHECK(s.g, "gdr_open");
 	CHECK(vm_find_gdrdrv_fd() >= 0, "no /dev/gdrdrv fd");
 	atomic_store(&chaos_done, 0);
+	atomic_store(&chaos_iterations, 0);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	chaos_deadline = start.tv_sec + CHAOS_SECONDS;
 	for (i = 0; i < SLOTS; i++) {
 		struct nvp2p_sim_alloc a;
 
@@ -521,6 +544,8 @@ static int case_threads_chaos(void)
 	}
 	for (i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
+	printf("the mappers ran %d of %d iterations\n", atomic_load(&chaos_iterations),
+	       CHAOS_MAPPERS * CHAOS_ITERATIONS);
 	CHECK(report(&s) == TEST_PASS, "see above");
 	CHECK_OK(gdr_close(s.g));
 	for (i = 0; i < SLOTS; i++)
