@@ -64,7 +64,6 @@ static bool mapping_type_known(gdr_mapping_type_t type)
 	       type == GDR_MAPPING_TYPE_DEVICE;
 }
 
-/* Undo a mapping; on failure the buffer stays mapped. Caller holds g->lock. */
 /* Copies stop finding mh's mapping, and those that found it finish; its type, to restore. */
 static gdr_mapping_type_t memh_withdraw(struct gdr_memh *mh)
 {
@@ -83,6 +82,7 @@ static void memh_restore(struct gdr_memh *mh, gdr_mapping_type_t type)
 	gdr_handle_publish_mapping(mh);
 }
 
+/* Undo a mapping; on failure the buffer stays mapped. Caller holds g->lock. */
 static int memh_unmap(struct gdr *g, struct gdr_memh *mh)
 {
 	gdr_mapping_type_t type = memh_withdraw(mh);

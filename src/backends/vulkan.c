@@ -210,8 +210,8 @@ static void log_not_device_memory(unsigned long addr, bool managed, unsigned lon
 
 /*
  * Device ordinal of addr if it is device memory that is not managed; else EINVAL (logged with
- * what the memory is), or the errno of the driver's failure to answer. Managed memory may report either memory type, so IS_MANAGED is asked
- * before the type is believed.
+ * what the memory is), or the errno of the driver's failure to answer. Managed memory may report
+ * either memory type, so IS_MANAGED is asked before the type is believed.
  */
 static int classify(const struct gdr_cuda *cuda, unsigned long addr, int *ordinal)
 {
