@@ -98,6 +98,14 @@ static int memh_unmap(struct gdr *g, struct gdr_memh *mh)
 	return 0;
 }
 
+/* mh leaves g and the handle table, and is freed: its pin is gone. Caller holds g->lock. */
+static void memh_free(struct gdr *g, struct gdr_memh *mh)
+{
+	TAILQ_REMOVE(&g->memhs, mh, link);
+	gdr_handle_unregister(mh);
+	free(mh);
+}
+
 /*
  * Unpin and unmap, if mapped (the backend does both: gdrdrv's driver may refuse the unpin, after
  * which the mapping must still be there), and free mh. On failure mh stays pinned, and mapped if
@@ -116,9 +124,7 @@ static int memh_release(struct gdr *g, struct gdr_memh *mh)
 			memh_restore(mh, type);
 		return ret;
 	}
-	TAILQ_REMOVE(&g->memhs, mh, link);
-	gdr_handle_unregister(mh);
-	free(mh);
+	memh_free(g, mh);
 	return 0;
 }
 
@@ -179,9 +185,7 @@ static int memh_close(struct gdr *g, struct gdr_memh *mh)
 		/* What the driver kept stays with it; the library's own memory goes. */
 		g->ops.forget_pin(g, mh);
 	}
-	TAILQ_REMOVE(&g->memhs, mh, link);
-	gdr_handle_unregister(mh);
-	free(mh);
+	memh_free(g, mh);
 	return unmap_err ? unmap_err : ret;
 }
 

@@ -205,8 +205,8 @@ static void check_gpu(struct vk_state *s, struct vk_gpu *gpu, int ordinal, const
 	if (r != VK_SUCCESS) {
 		gdr_why_set(&gpu->why, "Vulkan device %s (CUDA device %d): "
 			    "vkEnumerateDeviceExtensionProperties failed (%s)%s", name, ordinal,
-			    gdr_vk_result_name(r), r == VK_ERROR_OUT_OF_HOST_MEMORY ||
-			    r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? ": out of memory, try again" : "");
+			    gdr_vk_result_name(r),
+			    gdr_vk_out_of_memory(r) ? ": out of memory, try again" : "");
 		return;
 	}
 	if (!has_fd) {
@@ -333,11 +333,10 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 
 err_enumerate:
 	gdr_why_set(why, "vkEnumeratePhysicalDevices failed (%s)%s", gdr_vk_result_name(r),
-		    r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ?
+		    gdr_vk_out_of_memory(r) ?
 		    ": out of memory, try again" : ": the Vulkan driver cannot list its devices; "
 		    "check the NVIDIA driver's Vulkan ICD");
-	return r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ?
-	       ENOMEM : ENODEV;
+	return gdr_vk_out_of_memory(r) ? ENOMEM : ENODEV;
 }
 
 /*
@@ -506,8 +505,7 @@ static int vk_gpu_create(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
 		gpu->device = VK_NULL_HANDLE;
 		gdr_err("vulkan: vkCreateDevice for CUDA device %d failed (%s)", ordinal,
 			gdr_vk_result_name(r));
-		return r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ?
-		       ENOMEM : ENODEV;
+		return gdr_vk_out_of_memory(r) ? ENOMEM : ENODEV;
 	}
 	VK_DEVICE_FN(s, gpu, vkDestroyDevice);
 	VK_DEVICE_FN(s, gpu, vkAllocateMemory);

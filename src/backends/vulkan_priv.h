@@ -86,6 +86,12 @@ int gdr_vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal);
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" and the like, for log lines. */
 const char *gdr_vk_result_name(VkResult r);
 
+/* The driver ran out of host or device memory: worth trying again, unlike its other failures. */
+static inline bool gdr_vk_out_of_memory(VkResult r)
+{
+	return r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY;
+}
+
 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints UUIDs. */
 void gdr_vk_format_uuid(const unsigned char uuid[16], char buf[48]);
 
