@@ -144,6 +144,8 @@ void gdr_backend_set_pin_range(const struct gdr *g, struct gdr_memh *mh, uint64_
 bool gdr_backend_range_holds(uint64_t base, uint64_t len, uint64_t addr);
 /* The length to map or unmap for size bytes of a pin: whole host pages. */
 size_t gdr_backend_map_length(const struct gdr *g, size_t size);
+/* munmap of mh's mapping (dmabuf, gdrdrv: an mmap of a descriptor); 0 or errno (logged). */
+int gdr_backend_munmap(const struct gdr *g, const struct gdr_memh *mh);
 /*
  * Around the call that maps GPU memory for the CPU (mmap, vkMapMemory): fork() in other threads
  * waits from gdr_backend_map_begin until gdr_backend_map_end has kept the mapping out of fork

@@ -94,6 +94,18 @@ size_t gdr_backend_map_length(const struct gdr *g, size_t size)
 	return align_up(size, g->host_page_size);
 }
 
+int gdr_backend_munmap(const struct gdr *g, const struct gdr_memh *mh)
+{
+	size_t len = gdr_backend_map_length(g, mh->map_size);
+	int err;
+
+	if (!munmap(mh->map_va, len))
+		return 0;
+	err = errno;
+	gdr_err("gdr_unmap: munmap(%p, %zu) failed: %s", mh->map_va, len, strerror(err));
+	return err;
+}
+
 void gdr_backend_map_begin(void)
 {
 	gdr_fork_hold_off();

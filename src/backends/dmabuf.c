@@ -347,8 +347,6 @@ err_free:
 	return ret;
 }
 
-static int dmabuf_unmap(struct gdr *g, struct gdr_memh *mh);
-
 /* Unmapped first: the munmap may fail, the close of the descriptor cannot. */
 static int dmabuf_unpin(struct gdr *g, struct gdr_memh *mh)
 {
@@ -357,7 +355,7 @@ static int dmabuf_unpin(struct gdr *g, struct gdr_memh *mh)
 	int ret;
 
 	if (mh->map_va) {
-		ret = dmabuf_unmap(g, mh);
+		ret = gdr_backend_munmap(g, mh);
 		if (ret)
 			return ret;
 	}
@@ -429,14 +427,7 @@ static int dmabuf_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 
 static int dmabuf_unmap(struct gdr *g, struct gdr_memh *mh)
 {
-	if (munmap(mh->map_va, gdr_backend_map_length(g, mh->map_size))) {
-		int err = errno;
-
-		gdr_err("gdr_unmap: munmap(%p, %zu) failed: %s", mh->map_va, mh->map_size,
-			strerror(err));
-		return err;
-	}
-	return 0;
+	return gdr_backend_munmap(g, mh);
 }
 
 static int dmabuf_get_attribute(struct gdr *g, int attr, int *value)

@@ -290,8 +290,6 @@ err_free:
 	return ret;
 }
 
-static int gdrdrv_unmap(struct gdr *g, struct gdr_memh *mh);
-
 /*
  * The driver may refuse the unpin: it goes first, so that a mapped pin is still mapped then.
  * Once unpinned, the driver has revoked the mapping (a touch raises SIGBUS); the munmap of the
@@ -303,7 +301,7 @@ static int gdrdrv_unpin(struct gdr *g, struct gdr_memh *mh)
 
 	if (ret)
 		return ret;
-	if (mh->map_va && gdrdrv_unmap(g, mh))
+	if (mh->map_va && gdr_backend_munmap(g, mh))
 		gdr_err("gdr_unpin_buffer: the revoked mapping %p of the pin of 0x%lx stays until "
 			"the process exits (or the caller munmaps it)", mh->map_va, mh->addr);
 	free(mh->backend_priv);
@@ -383,13 +381,7 @@ err_unmap:
 
 static int gdrdrv_unmap(struct gdr *g, struct gdr_memh *mh)
 {
-	if (munmap(mh->map_va, gdr_backend_map_length(g, mh->map_size))) {
-		int ret = errno;
-
-		gdr_err("gdr_unmap: munmap of %p failed: %s", mh->map_va, strerror(ret));
-		return ret;
-	}
-	return 0;
+	return gdr_backend_munmap(g, mh);
 }
 
 static int gdrdrv_get_info(struct gdr *g, struct gdr_memh *mh, gdr_info_v2_t *info)
