@@ -106,23 +106,41 @@ static struct gdr_inflight *claim_record(void)
 	return new_records();
 }
 
+#ifdef GDR_WITH_TEST_HOOKS
+void (*gdr_inflight_test_claimed)(struct gdr_inflight *r);
+#endif
+
 struct gdr_inflight *gdr_inflight_register(void)
 {
-	struct gdr_inflight *r = claim_record();
+	struct gdr_inflight *r = claim_record(), *theirs = NULL;
 
 	if (!r) {
 		gdr_err("gdr_copy: out of memory for this thread's first copy");
 		return NULL;
 	}
+#ifdef GDR_WITH_TEST_HOOKS
+	if (gdr_inflight_test_claimed)
+		gdr_inflight_test_claimed(r);
+#endif
 	/*
 	 * A waiter that looked at the registry before this claim has unpublished its mapping
 	 * already: the fence pairs with its own (gdr_inflight_wait), so this thread's lookups see
 	 * the unpublishing, or the waiter sees this record.
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
+	/*
+	 * A signal handler's copy that interrupted this one after the claim has registered a record
+	 * of its own: the thread keeps that one (the exit hook names it) and gives this back, which
+	 * nothing else would. Compare-and-swap, because the handler may come between a test and a
+	 * store; it is atomic against a handler of this thread.
+	 */
+	if (!__atomic_compare_exchange_n(&gdr_inflight_self, &theirs, r, false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED)) {
+		atomic_store_explicit(&r->in_use, false, memory_order_release);
+		return theirs;
+	}
 	if (exit_key_made)
 		pthread_setspecific(exit_key, r);
-	gdr_inflight_self = r;
 	return r;
 }
 

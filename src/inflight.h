@@ -49,6 +49,11 @@ void gdr_inflight_init(void);
  */
 struct gdr_inflight *gdr_inflight_register(void);
 
+#ifdef GDR_WITH_TEST_HOOKS
+/* Test builds only: when set, gdr_inflight_register calls it with the record it has just claimed. */
+extern void (*gdr_inflight_test_claimed)(struct gdr_inflight *r);
+#endif
+
 /* The announcement before the table lookup: a fence only where membarrier cannot supply it. */
 static inline __attribute__((always_inline)) void gdr_inflight_order(void)
 {

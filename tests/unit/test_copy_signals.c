@@ -10,7 +10,10 @@
  *   registry once held a lock across the wait that the handler's first copy took again), and a
  *   wait of more than a second says so;
  * - a copy left by siglongjmp, on a thread that then exits: the thread that takes its record next
- *   copies as usual, and later unmaps do not wait for the copy that was left.
+ *   copies as usual, and later unmaps do not wait for the copy that was left;
+ * - a signal handler that copies while its thread's first copy is between claiming its record
+ *   and making it the thread's: the thread ends with one record, the other is given back (the
+ *   handler's record was once claimed for good, one record lost each time).
  *
  * A copy is held open on purpose: its host buffer is a PROT_NONE page, and the SIGSEGV handler of
  * the copying thread waits on a pipe, then makes the page readable and returns (the copy goes
@@ -33,6 +36,7 @@
 #include "fake_gpu.h"
 #include "gdrapi.h"
 #include "harness.h"
+#include "inflight.h"
 
 #define BUF 65536
 
@@ -307,11 +311,79 @@ static int case_copy_left_by_longjmp(void)
 	return 0;
 }
 
+/* ---- A handler's copy inside its thread's registration ---- */
+
+static struct pinned reg;
+static struct gdr_inflight *claimed_first, *handler_record;
+static _Atomic int reg_handler_copied;
+
+static void on_usr2_registering(int sig)
+{
+	uint8_t b[8] = { 31, 32, 33, 34, 35, 36, 37, 38 };
+
+	(void)sig;
+	if (gdr_copy_to_mapping(reg.mh, reg.va + 64, b, sizeof(b)) == 0)
+		atomic_store(&reg_handler_copied, 1);
+	handler_record = gdr_inflight_self;
+}
+
+/* The thread's first claim: a signal now, whose handler copies (and so claims one of its own). */
+static void claimed(struct gdr_inflight *r)
+{
+	if (claimed_first)
+		return;
+	claimed_first = r;
+	raise(SIGUSR2);
+}
+
+static void *registering_copier(void *arg)
+{
+	uint8_t b[8] = { 41, 42, 43, 44, 45, 46, 47, 48 };
+	struct gdr_inflight **kept = arg;
+
+	gdr_inflight_test_claimed = claimed;
+	if (gdr_copy_to_mapping(reg.mh, reg.va, b, sizeof(b)))
+		return (void *)1;
+	gdr_inflight_test_claimed = NULL;
+	*kept = gdr_inflight_self;
+	return NULL;
+}
+
+static int case_handler_interrupts_registration(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr2_registering };
+	struct gdr_inflight *kept = NULL;
+	pthread_t t;
+	void *ret;
+
+	CHECK(!pin_map(&reg), "pin and map");
+	sigemptyset(&sa.sa_mask);
+	CHECK(!sigaction(SIGUSR2, &sa, NULL), "sigaction");
+	CHECK(!pthread_create(&t, NULL, registering_copier, &kept), "start the copier");
+	pthread_join(t, &ret);
+	gdr_inflight_test_claimed = NULL;
+	EXPECT(!ret && !memcmp(reg.va, (uint8_t[]){ 41, 42, 43, 44, 45, 46, 47, 48 }, 8),
+	       "the interrupted first copy failed");
+	CHECK(claimed_first && atomic_load(&reg_handler_copied) && handler_record,
+	      "the signal came inside the registration and its handler copied");
+	EXPECT(reg.va[64] == 31 && reg.va[71] == 38);
+	EXPECT(kept == handler_record,
+	       "the thread kept record %p, its handler's copy registered %p: one stays claimed "
+	       "with no thread to give it back", (void *)kept, (void *)handler_record);
+	/* The thread has exited: whichever record it claimed, none is still in use. */
+	EXPECT(!atomic_load(&claimed_first->in_use), "the record claimed first is still in use");
+	EXPECT(!atomic_load(&handler_record->in_use), "the handler's record is still in use");
+	EXPECT_ERR(gdr_unmap(g, reg.mh, reg.va, BUF), 0);
+	unpin_free(&reg);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	{ "handler_interrupts_first_copy", case_handler_interrupts_first_copy },
 	{ "first_copy_takes_no_heap", case_first_copy_takes_no_heap },
 	{ "handler_copy_during_unmap_wait", case_handler_copy_during_unmap_wait },
 	{ "copy_left_by_longjmp", case_copy_left_by_longjmp },
+	{ "handler_interrupts_registration", case_handler_interrupts_registration },
 	{ NULL, NULL },
 };
 

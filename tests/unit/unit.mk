@@ -4,16 +4,18 @@
 
 UNIT_DIR := $(BUILD)/tests/unit
 UNIT_TEST_LIB := $(UNIT_DIR)/libgdrapi-test.a
-UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/registry.o $(OBJ)/src/handle.o,$(LIB_OBJS)) \
-	$(OBJ)/tests/unit/fake_registry.o $(OBJ)/test/src/handle.o $(OBJ)/tests/unit/fake_backend.o
+UNIT_TEST_LIB_OBJS := $(filter-out $(OBJ)/src/registry.o $(OBJ)/src/handle.o $(OBJ)/src/inflight.o, \
+	$(LIB_OBJS)) $(OBJ)/tests/unit/fake_registry.o $(OBJ)/test/src/handle.o \
+	$(OBJ)/test/src/inflight.o $(OBJ)/tests/unit/fake_backend.o
 
-# The handle table with its test knobs (gdr_handle_test_generation_floor, _max_slots).
-$(OBJ)/test/src/handle.o: src/handle.c
+# The handle table and the in-flight records with their test knobs (gdr_handle_test_max_slots,
+# gdr_inflight_test_claimed, ...).
+$(OBJ)/test/src/handle.o $(OBJ)/test/src/inflight.o: $(OBJ)/test/src/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (test hooks)")
 	$(Q)$(CC) $(ALL_CFLAGS) -DGDR_WITH_TEST_HOOKS -c -o $@ $<
-$(OBJ)/tests/unit/test_handles.o $(OBJ)/tests/unit/test_close_unmap_fails.o: \
-	ALL_CFLAGS += -DGDR_WITH_TEST_HOOKS
+$(OBJ)/tests/unit/test_handles.o $(OBJ)/tests/unit/test_close_unmap_fails.o \
+	$(OBJ)/tests/unit/test_copy_signals.o: ALL_CFLAGS += -DGDR_WITH_TEST_HOOKS
 
 $(UNIT_TEST_LIB): $(UNIT_TEST_LIB_OBJS)
 	@mkdir -p $(dir $@)
