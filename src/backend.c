@@ -9,7 +9,13 @@
 #include "gdr.h"
 #include "log.h"
 
-static void stub_close(struct gdr *g)
+static int stub_close(struct gdr *g)
+{
+	(void)g;
+	return 0;
+}
+
+static void stub_forget(struct gdr *g)
 {
 	(void)g;
 }
@@ -71,7 +77,7 @@ static int stub_driver_get_version(struct gdr *g, int *major, int *minor)
 static const struct gdr_backend_ops stub_ops = {
 	stub_close,			/* close */
 	stub_forget_pin,		/* forget_pin */
-	stub_close,			/* forget */
+	stub_forget,			/* forget */
 	stub_pin,			/* pin */
 	stub_memh_op,			/* unpin */
 	stub_map,			/* map */

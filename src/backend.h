@@ -39,8 +39,11 @@ struct gdr_pin_request {
  * backend.c's stub table and its merge rely on it (GDR_BACKEND_OP_COUNT).
  */
 struct gdr_backend_ops {
-	/* Release what the descriptor's open made; every pin is already gone. */
-	void (*close)(struct gdr *g);
+	/*
+	 * Release what the descriptor's open made; every pin is already gone. All of it is
+	 * released even when this fails (close(2) frees the descriptor whatever it returns).
+	 */
+	int (*close)(struct gdr *g);
 	/*
 	 * In a fork child, for a gdr_t the parent opened: free the memory this process holds for
 	 * the pin (forget_pin, for each pin) and then for g (forget), and nothing else. No driver

@@ -192,7 +192,7 @@ static int memh_close(struct gdr *g, struct gdr_memh *mh)
 GDR_PUBLIC int gdr_close(gdr_t g)
 {
 	struct gdr_memh *mh, *next;
-	int first_err = 0;
+	int first_err = 0, ret;
 
 	if (!g)
 		return EINVAL;
@@ -200,14 +200,14 @@ GDR_PUBLIC int gdr_close(gdr_t g)
 		return close_inherited(g);
 	pthread_mutex_lock(&g->lock);
 	for (mh = TAILQ_FIRST(&g->memhs); mh; mh = next) {
-		int ret;
-
 		next = TAILQ_NEXT(mh, link);
 		ret = memh_close(g, mh);
 		if (ret && !first_err)
 			first_err = ret;
 	}
-	g->ops.close(g);
+	ret = g->ops.close(g);
+	if (ret && !first_err)
+		first_err = ret;
 	pthread_mutex_unlock(&g->lock);
 	pthread_mutex_destroy(&g->lock);
 	free(g);

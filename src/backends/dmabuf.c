@@ -444,9 +444,15 @@ static int dmabuf_get_attribute(struct gdr *g, int attr, int *value)
 	}
 }
 
+/* The state holds nothing to release: CUDA stays loaded, as the process's. */
+static int dmabuf_close(struct gdr *g)
+{
+	gdr_backend_forget_priv(g);
+	return 0;
+}
+
 static const struct gdr_backend_ops dmabuf_ops = {
-	/* The state holds nothing to release: CUDA stays loaded, as the process's. */
-	.close = gdr_backend_forget_priv,
+	.close = dmabuf_close,
 	/* In a fork child: the fds are left open (their numbers may be the child's own by now). */
 	.forget_pin = gdr_backend_forget_pin_priv,
 	.forget = gdr_backend_forget_priv,

@@ -138,15 +138,20 @@ err_free:
 	return ret;
 }
 
-static void gdrdrv_close(struct gdr *g)
+/* As GDRCopy's gdr_close: close(2)'s errno when it fails (the descriptor is gone all the same). */
+static int gdrdrv_close(struct gdr *g)
 {
 	struct gdrdrv_state *st = state_of(g);
+	int ret = 0;
 
 	gdr_fork_fd_drop(st->fork_fd);
-	if (close(st->fd))
-		gdr_warn("closing %s failed: %s", st->path, strerror(errno));
+	if (close(st->fd)) {
+		ret = errno;
+		gdr_err("gdr_close: closing %s failed: %s", st->path, strerror(ret));
+	}
 	free(st);
 	g->backend_priv = NULL;
+	return ret;
 }
 
 static int gdrdrv_info_of(struct gdrdrv_state *st, uint64_t handle, gdr_info_v2_t *info)

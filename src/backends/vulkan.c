@@ -53,10 +53,16 @@ static int vulkan_open(struct gdr *g, struct gdr_why *why)
 	return ret;
 }
 
-/* Also forget, in a fork child: the state is the process's (or the parent's), never a gdr_t's. */
-static void vulkan_close(struct gdr *g)
+/* Close and forget (in a fork child) alike: the state is the process's, never a gdr_t's. */
+static void vulkan_forget(struct gdr *g)
 {
 	g->backend_priv = NULL;
+}
+
+static int vulkan_close(struct gdr *g)
+{
+	vulkan_forget(g);
+	return 0;
 }
 
 /*
@@ -540,7 +546,7 @@ static int vulkan_get_attribute(struct gdr *g, int attr, int *value)
 static const struct gdr_backend_ops vulkan_ops = {
 	.close = vulkan_close,
 	.forget_pin = gdr_backend_forget_pin_priv,
-	.forget = vulkan_close,
+	.forget = vulkan_forget,
 	.pin = vulkan_pin,
 	.unpin = vulkan_unpin,
 	.map = vulkan_map,

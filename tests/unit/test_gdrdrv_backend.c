@@ -22,6 +22,7 @@
 
 #include "failing_calls.h"
 #include "gdrapi.h"
+#include "gdrapi_ext.h"
 #include "gdrdrv.h"
 #include "harness.h"
 
@@ -47,6 +48,7 @@ static struct {
 	int ncmds;
 	off_t last_offset;
 	int fail_unpin, fail_info, unmap_at_info, wrong_type;
+	int fail_close;			/* close(2)'s errno for the device fd, which it frees */
 	uint32_t report_type;		/* GET_INFO_V2's mapping_type for mapped pins, if not 0 */
 } fake;
 
@@ -309,6 +311,11 @@ static int fake_close(int fd)
 		for (int i = 0; i < FAKE_PINS; i++)
 			fake.pins[i].used = 0;
 		fake.fd = -1;
+		if (fake.fail_close) {
+			real_close(fd);
+			errno = fake.fail_close;
+			return -1;
+		}
 	}
 	return real_close(fd);
 }
@@ -607,6 +614,27 @@ static long fake_mappings(void)
 	return fake_maps();
 }
 
+/* A failed close(2) of /dev/gdrdrv is gdr_close's return, as GDRCopy's; g is freed all the same. */
+static int case_close_fails(void)
+{
+	char errors[512];
+	gdr_mh_t mh;
+	gdr_t g;
+
+	g = open_driver(0x20006);
+	if (!g)
+		return 0;
+	EXPECT_ERR(gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), 0);
+	fake.fail_close = EIO;
+	gdr_ext_take_errors(NULL, 0);
+	EXPECT_ERR(gdr_close(g), EIO);
+	EXPECT(gdr_ext_take_errors(errors, sizeof(errors)) > 0 &&
+	       strstr(errors, "gdr_close: closing /dev/null failed") != NULL,
+	       "no error told of the failed close: '%s'", errors);
+	EXPECT(!fake_pins(), "gdr_close left %ld pins", fake_pins());
+	return TEST_PASS;
+}
+
 static int case_failing_calls(void)
 {
 	static const struct failing_counter counters[] = {
@@ -633,6 +661,7 @@ static const struct test_case cases[] = {
 	{ "error_paths", case_error_paths },
 	{ "unknown_mapping_types", case_unknown_mapping_types },
 	{ "close_unmaps", case_close_unmaps },
+	{ "close_fails", case_close_fails },
 	{ "failing_calls", case_failing_calls },
 	{ NULL, NULL },
 };
