@@ -229,3 +229,5 @@ MODULE_LICENSE("Dual MIT/GPL");
 MODULE_VERSION(GDRDRV_VERSION_STRING);
 MODULE_DESCRIPTION("GDRCopy-compatible kernel-mode driver built for " GDRDRV_NVIDIA_FLAVOR
 		   " NVIDIA driver");
+/* Which nv-p2p.h, and so which nvidia_p2p symbol versions (kernel/Kbuild). */
+MODULE_INFO(nv_p2p_h, GDRDRV_NV_P2P_H);

@@ -73,6 +73,20 @@ check_modinfo_flavor() { # case ko flavor
 	return 1
 }
 
+# Fails CASE unless KO's modinfo nv_p2p_h names WANT: "gdrdrv" (its own nv-p2p.h) or NVIDIA's
+# source directory, which make's abspath may spell otherwise than WANT (a TMPDIR of "/tmp/"
+# gives "//"), so directories are compared as what they are. Returns 1 on failure.
+check_modinfo_nv_p2p_h() { # case ko want
+	local got
+	got=$(modinfo -F nv_p2p_h "$2" 2>&1)
+	[ "$got" = "$3" ] && return 0
+	case $got in
+	/*) [ "$(cd -P "$got" 2>/dev/null && pwd -P)" = "$(cd -P "$3" && pwd -P)" ] && return 0 ;;
+	esac
+	result fail "$1" "modinfo nv_p2p_h is '$got', not '$3'"
+	return 1
+}
+
 # An item prepare.sh wrote: its first line when that is a skip or a failure, else nothing.
 item_problem() { # env-file
 	if [ ! -f "$1" ]; then

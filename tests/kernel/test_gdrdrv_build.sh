@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # gdrdrv.ko builds without a single warning under W=1, and under sparse (C=1) where installed,
 # against the installed kernel: for each NVIDIA driver flavor against kernel/nvidia/nv-p2p.h (R580:
-# page table 2.0, persistent API), where modinfo must name the flavor and the proprietary one must
-# pass the GPL-only import check; and against an R515-style header (page table 1.2 without flags,
-# persistence through a NULL callback), so every branch of the nv-p2p #ifs compiles. Other
+# page table 2.0, persistent API), where modinfo must name the flavor and that header ("gdrdrv"
+# in nv_p2p_h) and the proprietary one must pass the GPL-only import check; and against an
+# R515-style header (page table 1.2 without flags, persistence through a NULL callback), so
+# every branch of the nv-p2p #ifs compiles, where nv_p2p_h must name its directory. Other
 # kernels and NVIDIA's real sources: test_kernels.sh, test_nvidia.sh. Kernel tree: $GDRDRV_TEST_KDIR, else the
 # running kernel's, else the newest under /lib/modules.
 set -u
@@ -27,6 +28,7 @@ for flavor in open proprietary; do
 	out=$tmp/$flavor
 	gdrdrv_build "$flavor" "$kdir" "$out" NVIDIA_FLAVOR=$flavor || continue
 	check_modinfo_flavor "$flavor" "$out/gdrdrv.ko" $flavor || continue
+	check_modinfo_nv_p2p_h "$flavor" "$out/gdrdrv.ko" gdrdrv || continue
 	missing=
 	for want in 'license: *Dual MIT/GPL' 'version: *2\.6$' 'parm: *dbg_enabled' \
 		'parm: *info_enabled' 'parm: *use_persistent_mapping' 'parm: *dev_mode' \
@@ -85,5 +87,6 @@ int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table);
 #endif
 HDR
 gdrdrv_build r515 "$kdir" "$tmp/r515-build" NVIDIA_SRC_DIR="$tmp/r515" &&
+	check_modinfo_nv_p2p_h r515 "$tmp/r515-build/gdrdrv.ko" "$tmp/r515" &&
 	result pass r515 "(W=1 $checker)"
 test_exit

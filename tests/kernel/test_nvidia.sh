@@ -4,7 +4,8 @@
 # proprietary and open), for the kernel of that Debian release (bookworm: the installed 6.1;
 # trixie: 6.12). For each source, cases:
 #   SOURCE/build    kernel/Makefile tells the flavor from the sources' MODULE_LICENSE, and gdrdrv
-#                   compiles against their nv-p2p.h without a warning (W=1, sparse);
+#                   compiles against their nv-p2p.h without a warning (W=1, sparse), and
+#                   modinfo's nv_p2p_h names their directory (what DKMS's trigger compares);
 #   SOURCE/modpost  with the Module.symvers of nvidia.ko built from them (prepare.sh), modpost
 #                   resolves every nvidia_p2p import of gdrdrv against NVIDIA's real exports, and
 #                   gdrdrv.ko carries NVIDIA's symbol versions for them.
@@ -46,7 +47,8 @@ for s in bookworm:nvidia-kernel-source bookworm:nvidia-open-kernel-source \
 	name=$suite/$pkg/build
 	out=$tmp/$suite-$pkg
 	if gdrdrv_build "$name" "$kdir" "$out" NVIDIA_SRC_DIR="$nvsrc" ${cc:+CC=$cc} &&
-	   check_modinfo_flavor "$name" "$out/gdrdrv.ko" "$flavor"; then
+	   check_modinfo_flavor "$name" "$out/gdrdrv.ko" "$flavor" &&
+	   check_modinfo_nv_p2p_h "$name" "$out/gdrdrv.ko" "$nvsrc"; then
 		if grep -q "building for the $flavor NVIDIA driver" "$out.log"; then
 			result pass "$name" "($version, $flavor, $(item_value "$kernel_env" release))"
 		else
