@@ -3,11 +3,12 @@
 # too): kernel/Makefile against NVIDIA's own nv-p2p.h when the NVIDIA driver's sources are
 # installed, so that gdrdrv's imports carry the symbol versions of the nvidia.ko it will bind to,
 # and for the flavor of the kernel's NVIDIA driver (open or proprietary: kernel/README.md), which
-# nvidia-driver.sh finds; otherwise against gdrdrv's declarations in nvidia/. With no NVIDIA
-# driver at all, the proprietary flavor, which loads next to either. NVIDIA_FLAVOR=open|proprietary
-# (or GDRCopy's NVIDIA_IS_OPENSOURCE=y|n) in the environment or among the make arguments forces
-# the flavor; kernel/Makefile
-# warns when the open one meets a proprietary driver.
+# nvidia-driver.sh finds; otherwise against gdrdrv's declarations in nvidia/ (R580's symbol
+# versions). modinfo's nv_p2p_h says which, and dkms-match-flavor.sh builds gdrdrv again when
+# NVIDIA's sources come or change. With no NVIDIA driver at all, the proprietary flavor, which
+# loads next to either. NVIDIA_FLAVOR=open|proprietary (or GDRCopy's NVIDIA_IS_OPENSOURCE=y|n)
+# in the environment or among the make arguments forces the flavor; kernel/Makefile warns when
+# the open one meets a proprietary driver.
 #   dkms-make.sh KERNEL_BUILD_DIR KERNEL_RELEASE [MAKE_ARGUMENTS...]
 set -eu
 kdir=$1
@@ -29,12 +30,13 @@ if [ -z "$forced" ]; then
 		# gdrdrv-dkms installed before the driver (a common order). The open build would not
 		# load next to a proprietary driver installed later; the proprietary one loads next to
 		# either, except in an Intel TDX guest (gdrdrv(4)). The packages build gdrdrv again for
-		# the driver's flavor when the driver's package comes (dkms-match-flavor.sh).
+		# the driver's flavor, and against its sources, when the driver's package comes
+		# (dkms-match-flavor.sh).
 		NVIDIA_FLAVOR=proprietary
 		echo "gdrdrv: no NVIDIA driver for $kver (no sources in ${NVIDIA_SRC_ROOT:-/usr/src}," \
 			"no nvidia module): the proprietary flavor, which loads next to either flavor" \
 			"of a driver installed later (not in an Intel TDX guest); dkms-match-flavor.sh" \
-			"builds gdrdrv again for the driver's flavor once it is installed"
+			"builds gdrdrv again for the driver's flavor and sources once it is installed"
 	fi
 	export NVIDIA_FLAVOR
 fi

@@ -75,7 +75,9 @@ check_modinfo_flavor() { # case ko flavor
 
 # Fails CASE unless KO's modinfo nv_p2p_h names WANT: "gdrdrv" (its own nv-p2p.h) or NVIDIA's
 # source directory, which make's abspath may spell otherwise than WANT (a TMPDIR of "/tmp/"
-# gives "//"), so directories are compared as what they are. Returns 1 on failure.
+# gives "//"), so directories are compared as what they are. Returns 1 on failure. The DKMS
+# tests' stand-in modinfo (tests/pkg/dkms_standin.sh) answers this field as the builds here
+# must fill it.
 check_modinfo_nv_p2p_h() { # case ko want
 	local got
 	got=$(modinfo -F nv_p2p_h "$2" 2>&1)

@@ -8,10 +8,13 @@
 #                         in PATH; its output goes to DIR/log
 # The state, per kernel K: built-K and installed-K hold what the build came from. A build is
 # the contents of state/sources, or, with DKMS_SOURCE set (a directory laid out as the DKMS
-# package's gdrdrv-<version>), the NVIDIA driver flavor its dkms-make.sh passed to make. The
-# stand-in modinfo answers for gdrdrv from installed-K (its flavor), and for nvidia from
-# state/nvidia-license and state/nvidia-version (a module installed for every kernel); for
-# nothing else.
+# package's gdrdrv-<version>), two lines: the NVIDIA driver flavor its dkms-make.sh passed to
+# make, and the nv-p2p.h it built against, as kernel/Kbuild records it in modinfo's nv_p2p_h
+# (NVIDIA's source directory, or "gdrdrv"; tests/kernel/test_gdrdrv_build.sh checks the real
+# module's). state/dkms-commands lists the dkms commands run ("install K", ...). The stand-in
+# modinfo answers for gdrdrv from installed-K (description: its flavor; nv_p2p_h: its second
+# line), and for nvidia from state/nvidia-license and state/nvidia-version (a module installed
+# for every kernel); for nothing else.
 
 standin_setup() { # dir
 	standin=$1
@@ -25,6 +28,7 @@ while [ $# -gt 0 ]; do
 	case $1 in -k) k=$2; shift ;; --rpm_safe_upgrade) safe=1 ;; esac
 	shift
 done
+echo "$action${k:+ $k}" >>"$st/dkms-commands"
 built() { # the kernels with a build
 	for f in "$st"/built-*; do [ -e "$f" ] && echo "${f#"$st"/built-}"; done
 }
@@ -33,10 +37,11 @@ build() {
 		cat "$st/sources" >"$st/built-$k"
 		return
 	fi
-	# The stand-in make says "made NVIDIA_FLAVOR=...".
+	# The stand-in make says "made NVIDIA_FLAVOR=..." and "made NV_P2P_H=...".
 	(cd "$DKMS_SOURCE" && sh dkms-make.sh "/lib/modules/$k/build" "$k") >"$st/make-$k.log" 2>&1 ||
 		{ echo "Error! Bad return status for module build on kernel: $k" >&2; exit 10; }
-	sed -n 's/^made NVIDIA_FLAVOR=//p' "$st/make-$k.log" >"$st/built-$k"
+	sed -n -e 's/^made NVIDIA_FLAVOR=//p' -e 's/^made NV_P2P_H=//p' "$st/make-$k.log" \
+		>"$st/built-$k"
 }
 case $action in
 add)
@@ -77,8 +82,12 @@ done
 case $1,$field in
 gdrdrv,description)
 	[ -s "$st/installed-$k" ] || exit 1
-	echo "GDRCopy-compatible kernel-mode driver built for $(sed 's/^open$/opensource/' \
+	echo "GDRCopy-compatible kernel-mode driver built for $(sed -n '1{s/^open$/opensource/;p;}' \
 		"$st/installed-$k") NVIDIA driver" ;;
+gdrdrv,nv_p2p_h)
+	# As the real modinfo: nothing, and success, for a module without the field.
+	[ -s "$st/installed-$k" ] || exit 1
+	sed -n 2p "$st/installed-$k" ;;
 nvidia,license | nvidia,version) cat "$st/nvidia-$field" 2>/dev/null ;;
 *) exit 1 ;;
 esac
@@ -86,7 +95,9 @@ END
 	cat >"$standin/bin/make" <<'END'
 #!/bin/sh
 # make ARGS...: the flavor gdrdrv would be built for, as kernel/Makefile takes it: NVIDIA_FLAVOR,
-# else that of NVIDIA_SRC_DIR's MODULE_LICENSE, else (no sources) open.
+# else that of NVIDIA_SRC_DIR's MODULE_LICENSE, else (no sources) open; and the nv-p2p.h, as
+# kernel/Kbuild records it: NVIDIA_SRC_DIR as make's abspath spells it ("//" as "/", no
+# trailing "/"; the tests' paths are absolute), else gdrdrv's own.
 flavor=${NVIDIA_FLAVOR:-} nv_src=
 for a; do
 	case $a in NVIDIA_FLAVOR=*) flavor=${a#*=} ;; NVIDIA_SRC_DIR=*) nv_src=${a#*=} ;; esac
@@ -96,6 +107,7 @@ if [ -z "$flavor" ] && [ -n "$nv_src" ]; then
 	grep -rqE 'MODULE_LICENSE\("[^"]*GPL' "$nv_src" && flavor=open
 fi
 echo "made NVIDIA_FLAVOR=${flavor:-open}"
+echo "made NV_P2P_H=$(printf '%s\n' "${nv_src:-gdrdrv}" | sed -e 's|//*|/|g' -e 's|\(.\)/$|\1|')"
 END
 	printf '#!/bin/sh\necho "$(basename "$0") $*" >>"$DKMS_STATE/commands"\n' >"$standin/bin/modprobe"
 	cp "$standin/bin/modprobe" "$standin/bin/service"

@@ -35,8 +35,9 @@ CHECK_TESTS += $(INSTALL_TEST) $(DIST_TEST)
 
 # DKMS's build script's choice of NVIDIA driver flavor, with make and modinfo stood in for
 # (tests/pkg/test_dkms_make.sh), and the packages' scriptlets installed before the NVIDIA driver
-# and triggered by its files, against stand-ins of dkms, modinfo and make
-# (tests/pkg/test_dkms_flavor.sh): tier 1, they install and build nothing.
+# and triggered by its files (another flavor, or other sources to build against), against
+# stand-ins of dkms, modinfo and make (tests/pkg/test_dkms_flavor.sh): tier 1, they install and
+# build nothing.
 DKMS_MAKE_TEST := $(BUILD)/tests/pkg/test_dkms_make
 DKMS_FLAVOR_TEST := $(BUILD)/tests/pkg/test_dkms_flavor
 

@@ -12,7 +12,12 @@
 # packages put files in /usr/src and /lib/modules (deb-trigger-fires). Each
 # kernel's gdrdrv must be built for the proprietary flavor without a driver, with a note that
 # says so and what follows, and for the driver's flavor once it is there; and again for the
-# proprietary one when that replaces the open driver.
+# proprietary one when that replaces the open driver. And since the symbol versions of gdrdrv's
+# nvidia_p2p imports come from the nv-p2p.h it was built against (modinfo's nv_p2p_h), each
+# kernel's gdrdrv must be built again, whatever the flavor, against the NVIDIA sources DKMS
+# would build against now: sources that came after gdrdrv, or a newer driver's; and not when
+# nothing changed, when the sources went (nothing better to build against), or for a gdrdrv
+# that does not say (built before it recorded that) where there are none.
 #   test_dkms_flavor.sh SOURCE_TREE
 . "$1/tests/harness/harness.sh"
 src=$1
@@ -142,13 +147,15 @@ trigger() {
 
 # flavors: each kernel's installed gdrdrv flavor, "K=FLAVOR ...".
 flavors() {
-	for k in $kernels; do printf '%s=%s ' "$k" "$(cat "$standin/state/installed-$k" 2>/dev/null)"; done
+	for k in $kernels; do
+		printf '%s=%s ' "$k" "$(sed -n 1p "$standin/state/installed-$k" 2>/dev/null)"
+	done
 }
 
 # expect WHAT FLAVOR: every kernel's gdrdrv is built for FLAVOR; prints what is wrong.
 expect() {
 	for k in $kernels; do
-		got=$(cat "$standin/state/installed-$k" 2>/dev/null)
+		got=$(sed -n 1p "$standin/state/installed-$k" 2>/dev/null)
 		[ "$got" = "$2" ] || printf '%s: gdrdrv for %s is %s, not %s; ' "$1" "$k" "${got:-not installed}" "$2"
 	done
 }
@@ -200,11 +207,131 @@ switch_() {
 	fi
 }
 
+# sources VERSION: NVIDIA's proprietary DKMS sources of VERSION are in NVIDIA_SRC_ROOT too.
+sources() {
+	mkdir -p "$tmp/nvsrc/nvidia-$1/nvidia"
+	touch "$tmp/nvsrc/nvidia-$1/nvidia/nv-p2p.h"
+	echo 'MODULE_LICENSE("NVIDIA");' >"$tmp/nvsrc/nvidia-$1/nvidia/nv.c"
+}
+
+# module VERSION: the proprietary nvidia module of VERSION is installed for every kernel.
+module() {
+	echo NVIDIA >"$standin/state/nvidia-license"
+	echo "$1" >"$standin/state/nvidia-version"
+}
+
+# untag: each kernel's gdrdrv is one built before nv_p2p_h was recorded.
+untag() {
+	for k in $kernels; do
+		f=$standin/state/installed-$k
+		head -n 1 "$f" >"$f.old" && mv "$f.old" "$f"
+	done
+}
+
+# expect_h WHAT HEADER: every kernel's gdrdrv was built against HEADER (modinfo's nv_p2p_h:
+# NVIDIA's source directory, or gdrdrv; empty: not recorded), for the proprietary driver;
+# prints what is wrong.
+expect_h() {
+	for k in $kernels; do
+		got=$(sed -n 2p "$standin/state/installed-$k" 2>/dev/null)
+		[ "$got" = "$2" ] ||
+			printf '%s: gdrdrv for %s was built against %s, not %s; ' "$1" "$k" \
+				"${got:-nothing recorded}" "${2:-nothing recorded}"
+	done
+	expect "$1" proprietary
+}
+
+# installs: each kernel's "dkms install" runs so far, "K=N ...".
+installs() {
+	for k in $kernels; do
+		printf '%s=%s ' "$k" "$(grep -cx "install $k" "$standin/state/dkms-commands")"
+	done
+}
+
+# header_ PACKAGING CASE: the proprietary driver throughout, so that the nv-p2p.h alone decides.
+#   own-then-sources     installed before the driver (against gdrdrv's own nv-p2p.h), then the
+#                        driver's DKMS sources come: built again against them
+#   550-then-580         installed with 550's sources and module, then 580's sources come
+#                        (550's stay) and its module is installed: built again against 580's
+#   unchanged            the trigger with the sources gdrdrv was built against: no build, though
+#                        NVIDIA_SRC_ROOT ends in "/", so that dkms-make.sh passes make a path
+#                        with "//", which make's abspath (modinfo's nv_p2p_h) spells with "/"
+#   sources-removed      the sources go, the module stays: nothing better to build against
+#   untagged             a gdrdrv built before nv_p2p_h was recorded, NVIDIA's sources there:
+#                        what it was built against is unknown, so it is built again
+#   untagged-no-sources  the same with a precompiled driver, no sources: no build
+header_() {
+	name=$1/nv-p2p-$2
+	if [ "$1" = rpm ] && [ -z "$rpm_ok" ]; then
+		result skip "$name" "rpmspec is not installed (Debian: rpm)"
+		return
+	fi
+	rm -rf "$tmp/standin" "$tmp/nvsrc"
+	standin_setup "$tmp/standin"
+	export DKMS_SOURCE="$dkms_dir" NVIDIA_SRC_ROOT="$tmp/nvsrc"
+	[ "$2" != unchanged ] || NVIDIA_SRC_ROOT=$tmp/nvsrc/
+	mkdir -p "$tmp/nvsrc"
+	nv550=$tmp/nvsrc/nvidia-550.163.01/nvidia nv580=$tmp/nvsrc/nvidia-580.95.05/nvidia
+	want=$nv580 rebuilt=
+	case $2 in
+	own-then-sources)
+		install_ "$1"
+		bad=$(expect_h "without a driver" gdrdrv)
+		sources 580.95.05
+		module 580.95.05
+		rebuilt=1 ;;
+	550-then-580)
+		sources 550.163.01
+		module 550.163.01
+		install_ "$1"
+		bad=$(expect_h "with 550" "$nv550")
+		sources 580.95.05
+		module 580.95.05
+		rebuilt=1 ;;
+	untagged-no-sources)
+		module 580.95.05
+		install_ "$1"
+		bad=$(expect_h "with a precompiled 580" gdrdrv)
+		untag
+		want= ;;
+	*)
+		sources 580.95.05
+		module 580.95.05
+		install_ "$1"
+		bad=$(expect_h "with 580" "$nv580")
+		case $2 in
+		sources-removed) rm -rf "$tmp/nvsrc/nvidia-580.95.05" ;;
+		untagged) untag && rebuilt=1 ;;
+		esac ;;
+	esac
+	before=$(installs)
+	: >"$standin/log"
+	trigger "$1"
+	after=$(installs)
+	bad="$bad$(expect_h "after the trigger" "$want")"
+	if [ -n "$rebuilt" ]; then
+		[ "$after" != "$before" ] || bad="$bad not built again (dkms install runs: $after);"
+		grep -q "building gdrdrv $version for .* again: .*nv-p2p\.h" "$standin/log" ||
+			bad="$bad no word that gdrdrv was built again for its nv-p2p.h;"
+	elif [ "$after" != "$before" ]; then
+		bad="$bad built again (dkms install runs before the trigger: $before, after: $after);"
+	fi
+	if [ -z "$bad" ]; then
+		result pass "$name" "dkms install runs: $after"
+	else
+		result fail "$name" "$bad log: $(tr '\n' ' ' <"$standin/log")"
+	fi
+}
+
 for packaging in deb rpm; do
 	case_ $packaging open dkms
 	case_ $packaging proprietary dkms
 	case_ $packaging open precompiled
 	case_ $packaging proprietary precompiled
 	switch_ $packaging
+	for c in own-then-sources 550-then-580 unchanged sources-removed untagged \
+		untagged-no-sources; do
+		header_ $packaging $c
+	done
 done
 test_exit
