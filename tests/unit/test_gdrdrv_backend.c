@@ -500,6 +500,40 @@ static int case_error_paths(void)
 }
 
 /*
+ * What the core refuses never reaches the driver: a pin at address 0, of 0 bytes or wrapping
+ * the address space, a pin flag that does not exist (PIN_BUFFER_V2 would carry only the bits it
+ * knows, so the driver could not refuse it), a map of 0 bytes. The library checks these itself
+ * rather than count on what a driver of some version does with them.
+ */
+static int case_core_refusals(void)
+{
+	gdr_mh_t mh = { 0x5a5a }, pinned;
+	void *va = (void *)0x1;
+	int ncmds;
+	gdr_t g;
+
+	g = open_driver(0x20006);
+	if (!g)
+		return 0;
+	EXPECT_ERR(gdr_pin_buffer_v2(g, 0, 65536, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer(g, 0, 65536, 0, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(g, GVA, 0, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(g, ~0UL - 65535, 2 * 65536, 0, &mh), EINVAL);
+	EXPECT_ERR(gdr_pin_buffer_v2(g, GVA, 65536, 2, &mh), EINVAL);
+	EXPECT(!fake_count(GDRDRV_IOC_PIN_BUFFER) && !fake_count(GDRDRV_IOC_PIN_BUFFER_V2),
+	       "a refused pin reached the driver (%d PIN_BUFFER, %d PIN_BUFFER_V2)",
+	       fake_count(GDRDRV_IOC_PIN_BUFFER), fake_count(GDRDRV_IOC_PIN_BUFFER_V2));
+	EXPECT(mh.h == 0x5a5a, "a refused pin wrote its handle");
+	EXPECT_ERR(gdr_pin_buffer_v2(g, GVA, 65536, 0, &pinned), 0);
+	ncmds = fake.ncmds;
+	EXPECT_ERR(gdr_map(g, pinned, &va, 0), EINVAL);
+	EXPECT(fake.ncmds == ncmds && !fake_maps() && va == (void *)0x1,
+	       "a map of 0 bytes reached the driver");
+	EXPECT_ERR(gdr_close(g), 0);
+	return TEST_PASS;
+}
+
+/*
  * A driver that reports mapping types this library does not know (a newer gdrdrv, or any node
  * given through GDRCOPY_GDRDRV_PATH): gdr_map refuses and undoes the mapping, gdr_get_info
  * refuses, and the pin stays usable.
@@ -659,6 +693,7 @@ static const struct test_case cases[] = {
 	{ "driver_2_4", case_driver_2_4 },
 	{ "driver_2_3", case_driver_2_3 },
 	{ "error_paths", case_error_paths },
+	{ "core_refusals", case_core_refusals },
 	{ "unknown_mapping_types", case_unknown_mapping_types },
 	{ "close_unmaps", case_close_unmaps },
 	{ "close_fails", case_close_fails },
