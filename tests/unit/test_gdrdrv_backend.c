@@ -356,11 +356,22 @@ static int case_open_refusals(void)
 	return TEST_PASS;
 }
 
+/* gdr_info_t before 2.4, as NCCL declares it; the library still exports gdr_get_info for it. */
+struct info_v1 {
+	uint64_t va, mapped_size;
+	uint32_t page_size;
+	uint64_t tm_cycles;
+	uint32_t cycles_per_ms;
+	unsigned mapped:1, wc_mapping:1;
+};
+extern int gdr_get_info_v1(gdr_t g, gdr_mh_t mh, struct info_v1 *info) __asm__("gdr_get_info");
+
 /* A 2.6 driver: the new commands, tokens through PIN_BUFFER, 64-bit handles. */
 static int case_driver_2_6(void)
 {
 	int v = -1, major = 0, minor = 0, flag = -1;
 	gdr_mh_t mh, legacy;
+	struct info_v1 v1;
 	gdr_info_t info;
 	void *va = NULL;
 	gdr_t g;
@@ -381,6 +392,12 @@ static int case_driver_2_6(void)
 	      "info after pin");
 	EXPECT(fake_count(GDRDRV_IOC_GET_INFO_V2) >= 2 && !fake_count(GDRDRV_IOC_GET_INFO),
 	      "GET_INFO_V2 not used");
+	/* The v1 call hands on every field the driver gave, its clock included. */
+	memset(&v1, 0, sizeof(v1));
+	EXPECT(!gdr_get_info_v1(g, mh, &v1) && v1.va == GVA && v1.mapped_size == 3 * 65536 &&
+	       v1.page_size == 65536 && v1.tm_cycles == 77 && v1.cycles_per_ms == 1000 &&
+	       !v1.mapped, "v1 info after pin: tm_cycles %llu, cycles_per_ms %u",
+	       (unsigned long long)v1.tm_cycles, v1.cycles_per_ms);
 
 	EXPECT(!gdr_map(g, mh, &va, 3 * 65536), "map");
 	EXPECT(fake.last_offset == (off_t)(FAKE_FIRST_HANDLE << page_shift()), "mmap offset %llx",
