@@ -50,6 +50,7 @@ static struct {
 	int fail_unpin, fail_info, unmap_at_info, wrong_type;
 	int fail_close;			/* close(2)'s errno for the device fd, which it frees */
 	uint32_t report_type;		/* GET_INFO_V2's mapping_type for mapped pins, if not 0 */
+	int device_ok;			/* REQ_MAPPING_TYPE(DEVICE) is granted, not refused */
 } fake;
 
 
@@ -221,7 +222,8 @@ static int fake_command(unsigned long cmd, void *arg)
 		p = fake_pin_of(a->handle);
 		if (!p)
 			return EINVAL;
-		if (a->mapping_type == GDR_MR_CACHING || a->mapping_type == GDR_MR_DEVICE)
+		if (a->mapping_type == GDR_MR_CACHING ||
+		    (a->mapping_type == GDR_MR_DEVICE && !fake.device_ok))
 			return EOPNOTSUPP;
 		p->req_type = a->mapping_type;
 		return 0;
@@ -551,6 +553,39 @@ static int case_core_refusals(void)
 }
 
 /*
+ * A driver that grants a device mapping (GDR_MAP_FLAG_REQ_DEVICE_MAPPING, gdrdrv 2.5 on
+ * platforms that have it): the library knows the type, so it maps, says so, and copies.
+ */
+static int case_device_mapping(void)
+{
+	uint64_t word = 0x0102030405060708ULL, back = 0;
+	gdr_info_t info;
+	void *va = NULL;
+	gdr_mh_t mh;
+	gdr_t g;
+
+	g = open_driver(0x20006);
+	if (!g)
+		return 0;
+	fake.device_ok = 1;
+	EXPECT_ERR(gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), 0);
+	EXPECT_ERR(gdr_map_v2(g, mh, &va, 65536, GDR_MAP_FLAG_REQ_DEVICE_MAPPING), 0);
+	EXPECT(va && fake_maps() == 1, "no mapping");
+	EXPECT(!gdr_get_info(g, mh, &info) && info.mapped && !info.wc_mapping &&
+	       info.mapping_type == GDR_MAPPING_TYPE_DEVICE, "info: mapped %d, type %d",
+	       (int)info.mapped, (int)info.mapping_type);
+	if (va) {
+		EXPECT(!gdr_copy_to_mapping(mh, va, &word, sizeof(word)) &&
+		       !gdr_copy_from_mapping(mh, &back, va, sizeof(back)) && back == word,
+		       "copies through the device mapping");
+		EXPECT_ERR(gdr_unmap(g, mh, va, 65536), 0);
+	}
+	EXPECT(!fake_maps(), "unmap left the mapping");
+	EXPECT_ERR(gdr_close(g), 0);
+	return TEST_PASS;
+}
+
+/*
  * A driver that reports mapping types this library does not know (a newer gdrdrv, or any node
  * given through GDRCOPY_GDRDRV_PATH): gdr_map refuses and undoes the mapping, gdr_get_info
  * refuses, and the pin stays usable.
@@ -711,6 +746,7 @@ static const struct test_case cases[] = {
 	{ "driver_2_3", case_driver_2_3 },
 	{ "error_paths", case_error_paths },
 	{ "core_refusals", case_core_refusals },
+	{ "device_mapping", case_device_mapping },
 	{ "unknown_mapping_types", case_unknown_mapping_types },
 	{ "close_unmaps", case_close_unmaps },
 	{ "close_fails", case_close_fails },
