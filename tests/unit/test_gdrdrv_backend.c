@@ -587,8 +587,8 @@ static int case_device_mapping(void)
 
 /*
  * A driver that reports mapping types this library does not know (a newer gdrdrv, or any node
- * given through GDRCOPY_GDRDRV_PATH): gdr_map refuses and undoes the mapping, gdr_get_info
- * refuses, and the pin stays usable.
+ * given through GDRCOPY_GDRDRV_PATH): gdr_map refuses and undoes the mapping (nothing of it is
+ * left for the unpin), gdr_get_info refuses, and the pin stays usable.
  */
 static int case_unknown_mapping_types(void)
 {
@@ -596,12 +596,22 @@ static int case_unknown_mapping_types(void)
 	gdr_info_t info;
 	uint64_t word = 0x1122334455667788ULL, back = 0;
 	void *va = (void *)0x1;
+	char errors[512];
 	gdr_mh_t mh;
 	gdr_t g;
 
 	g = open_driver(0x20006);
 	if (!g)
 		return 0;
+	/* A refused mapping leaves nothing for the unpin to undo: it reports no failure. */
+	EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin");
+	fake.report_type = types[0];
+	EXPECT_ERR(gdr_map(g, mh, &va, 65536), EPROTO);
+	fake.report_type = 0;
+	gdr_ext_take_errors(NULL, 0);
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
+	EXPECT(!gdr_ext_take_errors(errors, sizeof(errors)),
+	       "the unpin after a refused mapping failed at something: '%s'", errors);
 	EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), "pin");
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		fake.report_type = types[i];
