@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fake_gpu.h"
 #include "gdrapi.h"
@@ -453,6 +454,25 @@ static int case_close(void)
 	fake_backend_fail_unpin = 0;
 	fake_backend_release_stuck();
 	EXPECT(fake_backend_pins == 0);
+
+	/*
+	 * A mapped pin whose unmap and unpin both fail: the unmap's error is the one met first.
+	 * The mapping stays where it was (gdr_close(3)): the test undoes it.
+	 */
+	g = gdr_open();
+	EXPECT(g != NULL);
+	if (!g)
+		return TEST_FAIL;
+	EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &a), 0);
+	EXPECT_ERR(gdr_map(g, a, &va, 65536), 0);
+	fake_backend_fail_unmap = EIO;
+	fake_backend_fail_unpin = EBUSY;
+	EXPECT_ERR(gdr_close(g), EIO);
+	fake_backend_fail_unmap = 0;
+	fake_backend_fail_unpin = 0;
+	fake_backend_release_stuck();
+	EXPECT(fake_backend_pins == 0);
+	munmap(va, 65536);
 	return TEST_PASS;
 }
 

@@ -49,6 +49,7 @@ static struct {
 	off_t last_offset;
 	int fail_unpin, fail_info, unmap_at_info, wrong_type;
 	int fail_close;			/* close(2)'s errno for the device fd, which it frees */
+	const int *unpin_errs;		/* the next UNPIN_BUFFERs' errnos, until a 0 */
 	uint32_t report_type;		/* GET_INFO_V2's mapping_type for mapped pins, if not 0 */
 	int device_ok;			/* REQ_MAPPING_TYPE(DEVICE) is granted, not refused */
 } fake;
@@ -157,6 +158,8 @@ static int fake_command(unsigned long cmd, void *arg)
 			fake.fail_unpin--;
 			return EIO;
 		}
+		if (fake.unpin_errs && *fake.unpin_errs)
+			return *fake.unpin_errs++;
 		p = fake_pin_of(a->handle);
 		if (!p)
 			return EINVAL;
@@ -731,6 +734,30 @@ static int case_close_fails(void)
 	return TEST_PASS;
 }
 
+/*
+ * gdr_close goes on past a failed unpin and returns the first error met: here each UNPIN_BUFFER
+ * fails with its own errno, so whichever pin it releases first, that one's error is the answer.
+ */
+static int case_close_first_error(void)
+{
+	static const int errs[] = { EIO, EBUSY, 0 };
+	gdr_mh_t mh[2];
+	gdr_t g;
+
+	g = open_driver(0x20006);
+	if (!g)
+		return 0;
+	for (int i = 0; i < 2; i++)
+		EXPECT_ERR(gdr_pin_buffer_v2(g, GVA + (uint64_t)i * 0x100000, 65536, 0, &mh[i]), 0);
+	fake.unpin_errs = errs;
+	EXPECT_ERR(gdr_close(g), EIO);
+	EXPECT(fake.unpin_errs == errs + 2, "gdr_close tried %d of the 2 unpins",
+	       (int)(fake.unpin_errs - errs));
+	/* The device file's release unpinned what the failed unpins left. */
+	EXPECT(!fake_pins(), "gdr_close left %ld pins", fake_pins());
+	return TEST_PASS;
+}
+
 static int case_failing_calls(void)
 {
 	static const struct failing_counter counters[] = {
@@ -760,6 +787,7 @@ static const struct test_case cases[] = {
 	{ "unknown_mapping_types", case_unknown_mapping_types },
 	{ "close_unmaps", case_close_unmaps },
 	{ "close_fails", case_close_fails },
+	{ "close_first_error", case_close_first_error },
 	{ "failing_calls", case_failing_calls },
 	{ NULL, NULL },
 };
