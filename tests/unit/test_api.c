@@ -428,6 +428,42 @@ static int case_outputs_untouched(void)
 	return TEST_PASS;
 }
 
+/* In a fork child: the parent's gdr_t and handle. */
+static int child_uses_parents(void *arg)
+{
+	const gdr_mh_t *mh = arg;
+	char why[GDR_EXT_ERRORS_MAX];
+	gdr_info_t info;
+	int v = 42;
+
+	gdr_ext_take_errors(NULL, 0);
+	CHECK_ERR(gdr_get_info(api.g, *mh, &info), EINVAL);
+	CHECK(gdr_ext_take_errors(why, sizeof(why)) && strstr(why, "gdr_get_info: ") &&
+	      strstr(why, "opened by a parent process") && strstr(why, "gdr_open a new one"),
+	      "the reason: '%s'", why);
+	CHECK_ERR(gdr_get_attribute(api.g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v), EINVAL);
+	CHECK(gdr_ext_take_errors(why, sizeof(why)) && strstr(why, "gdr_get_attribute: ") &&
+	      strstr(why, "opened by a parent process"), "the reason: '%s'", why);
+	CHECK(v == 42, "the refused call wrote its output");
+	return TEST_PASS;
+}
+
+/*
+ * A fork child's calls on its parent's gdr_t fail with EINVAL, as a bad handle's do, but
+ * with a reason that tells the two apart: the gdr_t is the parent's, and the child opens its own.
+ */
+static int case_fork_child(void)
+{
+	const struct test_child child = { .timeout_s = 30 };
+	gdr_mh_t mh;
+
+	CHECK_OK(gdr_pin_buffer(api.g, (unsigned long)api.gpu, 65536, 0, 0, &mh));
+	EXPECT(test_child_run(&child, child_uses_parents, &mh) == TEST_PASS, "fork child: %s",
+	       test_reason());
+	EXPECT_ERR(gdr_unpin_buffer(api.g, mh), 0);
+	return TEST_PASS;
+}
+
 static int case_close(void)
 {
 	void *gpu = api.gpu;
@@ -508,6 +544,7 @@ static const struct test_case cases[] = {
 	{ "v1_get_info", case_v1_get_info },
 	{ "backend_failures", case_backend_failures },
 	{ "outputs_untouched", case_outputs_untouched },
+	{ "fork_child", case_fork_child },
 	{ "close_shared", case_close_shared },
 	{ "close", case_close },
 	{ "selection", case_selection },
