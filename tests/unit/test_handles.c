@@ -41,6 +41,9 @@ static void test_generations_run_out(gdr_t g, uint8_t *gpu)
 		EXPECT_ERR(gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &seen[i]), 0);
 		EXPECT_ERR(gdr_unpin_buffer(g, seen[i]), 0);
 		EXPECT(seen[i].h != first.h);
+		/* A generation past the last would wrap to 0: a value any small integer forges. */
+		EXPECT(seen[i].h >> 20 != 0, "round %d issued 0x%lx, of generation 0", i,
+		       seen[i].h);
 		for (int j = 0; j < i; j++)
 			EXPECT(seen[i].h != seen[j].h);
 	}
@@ -56,7 +59,8 @@ static void test_generations_run_out(gdr_t g, uint8_t *gpu)
 /*
  * A full table (the knob lowers its size from a million slots): the pin fails with ENOMEM, as
  * GDRCopy's does when out of memory, and the reason says that the pins, not memory, ran out and
- * what to do; unpinning makes room again.
+ * what to do; no pin gets a slot past the limit (the table has used one slot when this runs);
+ * a pin the backend refuses gives its slot back; unpinning makes room again.
  */
 static void test_table_full(gdr_t g, uint8_t *gpu)
 {
@@ -73,8 +77,18 @@ static void test_table_full(gdr_t g, uint8_t *gpu)
 	gdr_ext_take_errors(why, sizeof(why));
 	EXPECT(strstr(why, "gdr_pin_buffer") && strstr(why, "pins") && strstr(why, "unpin"));
 	EXPECT(n > 0);
+	for (int i = 0; i < n; i++)
+		EXPECT((pins[i].h & INDEX_MASK) <= gdr_handle_test_max_slots,
+		       "pin %d took slot position %lu, past the limit of %u", i,
+		       pins[i].h & INDEX_MASK, gdr_handle_test_max_slots);
 	if (n) {
+		gdr_mh_t refused;
+
 		EXPECT_ERR(gdr_unpin_buffer(g, pins[--n]), 0);
+		/* The test backend refuses the flag after the slot is taken: it comes back. */
+		for (int i = 0; i < 3; i++)
+			EXPECT_ERR(gdr_pin_buffer_v2(g, (unsigned long)gpu, 65536,
+						     GDR_PIN_FLAG_FORCE_PCIE, &refused), EINVAL);
 		ret = gdr_pin_buffer(g, (unsigned long)gpu, 65536, 0, 0, &pins[n]);
 		EXPECT_ERR(ret, 0);
 		n += !ret;
