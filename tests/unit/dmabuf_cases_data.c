@@ -127,6 +127,8 @@ int dmabuf_case_unaligned_pins(void)
 		EXPECT(info.page_size == GPU_PAGE);
 		EXPECT_ERR(gdr_copy_to_mapping(mh, map + (addr - info.va), v, n), 0);
 		EXPECT(!memcmp((void *)addr, v, n));
+		/* Mapped whole (mapped_size from info.va), the mapping ends where the pin does. */
+		EXPECT_ERR(gdr_copy_to_mapping(mh, map + info.mapped_size, v, 1), EINVAL);
 		unmap_unpin(mh, map, &info);
 		if (test_failures() == failures)
 			map_pin_size(addr, cases[i].size, i);
