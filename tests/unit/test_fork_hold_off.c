@@ -11,10 +11,16 @@
  * The slow fork is held, in a prepare handler that runs after the library's, until the other
  * fork has returned. A libc that runs one fork's handlers at a time makes the other fork wait
  * for the slow one instead: the hold gives up after HOLD_MS and the program skips.
+ *
+ * Then the other side: an export that starts while a fork is held there waits for that fork,
+ * goes ahead once it has returned, and leaves no count behind that a later fork would wait on
+ * (with logging on, such a fork warns that it waited 1 s).
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,7 +32,7 @@
 #define HOLD_MS 5000
 
 static __thread bool slow_forker;
-static atomic_bool slow_in_prepare, other_forked, hold_gave_up;
+static atomic_bool slow_in_prepare, other_forked, hold_gave_up, exported;
 
 static void sleep_ms(long ms)
 {
@@ -72,12 +78,62 @@ static int child_exports(void *arg)
 	return TEST_PASS;
 }
 
+static void *export_now(void *arg)
+{
+	gdr_fork_hold_off();
+	gdr_fork_allow();
+	atomic_store(&exported, true);
+	return arg;
+}
+
+static int fork_and_wait(void *arg)
+{
+	pid_t pid = fork();
+
+	(void)arg;
+	if (pid == 0)
+		_exit(0);
+	return pid > 0 && waitpid(pid, NULL, 0) == pid ? TEST_PASS : TEST_FAIL;
+}
+
+/* An export that starts during a fork; in a child process, whose failure is a hang. */
+static int export_during_fork(void *arg)
+{
+	const struct test_child forker = { .timeout_s = 2, .quick_exit = true };
+	pthread_t slow, exporter;
+	const char *err;
+
+	(void)arg;
+	atomic_store(&slow_in_prepare, false);
+	atomic_store(&other_forked, false);
+	CHECK(!pthread_create(&slow, NULL, fork_slowly, NULL), "pthread_create failed");
+	while (!atomic_load(&slow_in_prepare))
+		sleep_ms(1);
+	CHECK(!pthread_create(&exporter, NULL, export_now, NULL), "pthread_create failed");
+	/* Ample for an export that does not wait to be done; one that waits is still held. */
+	sleep_ms(50);
+	EXPECT(!atomic_load(&exported), "an export went ahead while a fork was under way");
+	atomic_store(&other_forked, true);
+	pthread_join(slow, NULL);
+	pthread_join(exporter, NULL);
+	EXPECT(atomic_load(&exported));
+	test_capture_begin();
+	EXPECT(test_child_run(&forker, fork_and_wait, NULL) == TEST_PASS, "a later fork: %s",
+	       test_reason());
+	err = test_capture_end();
+	EXPECT(!strstr(err, "fork() waited"), "a later fork waited for an export that had ended");
+	return test_status();
+}
+
 int main(void)
 {
 	const struct test_child child = { .timeout_s = 2, .quick_exit = true };
 	pthread_t slow;
 	int status;
 
+	/* Warnings to stderr, read once by the library at its first message. */
+	setenv("GDRCOPY_ENABLE_LOGGING", "1", 1);
+	setenv("GDRCOPY_LOG_LEVEL", "3", 1);
 	pthread_atfork(hold_slow_fork, NULL, NULL);
 	/* The library's fork handlers, newer than the one above. */
 	gdr_fork_init();
@@ -99,5 +155,11 @@ int main(void)
 	       "%s", test_reason());
 	/* Both forks have returned: the parent's exports go ahead too (or this hangs). */
 	child_exports(NULL);
+	{
+		const struct test_child child2 = { .timeout_s = 10, .quick_exit = true };
+
+		EXPECT(test_child_run(&child2, export_during_fork, NULL) == TEST_PASS,
+		       "an export during a fork: %s", test_reason());
+	}
 	return test_status();
 }
