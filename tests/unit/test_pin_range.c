@@ -70,8 +70,27 @@ static int case_ranges(void)
 	return TEST_PASS;
 }
 
+/*
+ * Whether a range a CUDA driver answered holds the pin's address (gdr_backend_range_holds): the
+ * dmabuf and vulkan backends believe the range only then. [base, base + len) is half-open, and
+ * no length, however absurd, takes in an address below base.
+ */
+static int case_range_holds(void)
+{
+	EXPECT(gdr_backend_range_holds(BASE, GPU_PAGE, BASE));
+	EXPECT(gdr_backend_range_holds(BASE, GPU_PAGE, BASE + GPU_PAGE - 1));
+	EXPECT(!gdr_backend_range_holds(BASE, GPU_PAGE, BASE + GPU_PAGE), "the end is outside");
+	EXPECT(!gdr_backend_range_holds(BASE, GPU_PAGE, BASE - 1));
+	EXPECT(!gdr_backend_range_holds(BASE, 0, BASE), "an empty range holds nothing");
+	EXPECT(!gdr_backend_range_holds(BASE, UINT64_MAX, 4096),
+	       "a range of length 2^64 - 1 holds an address below its base");
+	EXPECT(gdr_backend_range_holds(BASE, UINT64_MAX, UINT64_MAX - 1));
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "ranges", case_ranges },
+	{ "range_holds", case_range_holds },
 	{ NULL, NULL },
 };
 
