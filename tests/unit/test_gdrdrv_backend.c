@@ -358,6 +358,18 @@ static int case_open_refusals(void)
 	EXPECT(!g, "gdr_open accepted a gdrdrv that wants libgdrapi 2.7");
 	if (g)
 		gdr_close(g);
+	/* The limits themselves are met: the oldest gdrdrv, and one that wants this library. */
+	fake_reset(MINIMUM_GDRDRV_VERSION);
+	g = gdr_open();
+	EXPECT(g, "gdr_open refused gdrdrv %#x, the oldest it takes", MINIMUM_GDRDRV_VERSION);
+	if (g)
+		gdr_close(g);
+	fake_reset(0x20006);
+	fake.min_api = GDR_API_VERSION;
+	g = gdr_open();
+	EXPECT(g, "gdr_open refused a gdrdrv that wants this libgdrapi, %#x", GDR_API_VERSION);
+	if (g)
+		gdr_close(g);
 	return TEST_PASS;
 }
 
@@ -430,6 +442,28 @@ static int case_driver_2_6(void)
 	EXPECT(fake_count(GDRDRV_IOC_GET_VERSION) == 1, "GET_VERSION sent again");
 	EXPECT(!gdr_close(g), "close");
 	EXPECT(!fake.pins[0].used && !fake.pins[1].used, "gdr_close left pins");
+	return TEST_PASS;
+}
+
+/* 2.5 is the first with GET_ATTR, PIN_BUFFER_V2 and REQ_MAPPING_TYPE: it gets all three. */
+static int case_driver_2_5(void)
+{
+	void *va = NULL;
+	gdr_mh_t mh;
+	int v = -1;
+	gdr_t g;
+
+	g = open_driver(0x20005);
+	if (!g)
+		return 0;
+	EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, GDR_PIN_FLAG_FORCE_PCIE, &mh) &&
+	       fake_count(GDRDRV_IOC_PIN_BUFFER_V2) == 1, "PIN_BUFFER_V2 not sent to 2.5");
+	EXPECT(!gdr_map(g, mh, &va, 65536) && fake_count(GDRDRV_IOC_REQ_MAPPING_TYPE) == 1,
+	       "REQ_MAPPING_TYPE not sent to 2.5");
+	EXPECT(!gdr_get_attribute(g, GDR_ATTR_USE_PERSISTENT_MAPPING, &v) && v == 1 &&
+	       fake_count(GDRDRV_IOC_GET_ATTR) == 1, "GET_ATTR not sent to 2.5");
+	EXPECT_ERR(gdr_unmap(g, mh, va, 65536), 0);
+	EXPECT_ERR(gdr_close(g), 0);
 	return TEST_PASS;
 }
 
@@ -779,6 +813,7 @@ static int case_failing_calls(void)
 static const struct test_case cases[] = {
 	{ "open_refusals", case_open_refusals },
 	{ "driver_2_6", case_driver_2_6 },
+	{ "driver_2_5", case_driver_2_5 },
 	{ "driver_2_4", case_driver_2_4 },
 	{ "driver_2_3", case_driver_2_3 },
 	{ "error_paths", case_error_paths },
