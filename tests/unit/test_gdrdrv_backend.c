@@ -52,6 +52,7 @@ static struct {
 	const int *unpin_errs;		/* the next UNPIN_BUFFERs' errnos, until a 0 */
 	uint32_t report_type;		/* GET_INFO_V2's mapping_type for mapped pins, if not 0 */
 	int device_ok;			/* REQ_MAPPING_TYPE(DEVICE) is granted, not refused */
+	int eintr;			/* the next commands fail with EINTR, as if interrupted */
 } fake;
 
 
@@ -250,6 +251,11 @@ static int fake_ioctl(int fd, unsigned long request, void *arg)
 		fake.fd = fd;
 	if (fake.ncmds < (int)(sizeof(fake.cmds) / sizeof(fake.cmds[0])))
 		fake.cmds[fake.ncmds++] = request;
+	if (fd == fake.fd && fake.eintr) {
+		fake.eintr--;
+		errno = EINTR;
+		return -1;
+	}
 	ret = fd == fake.fd ? fake_command(request, arg) : ENOTTY;
 	if (ret) {
 		errno = ret;
@@ -589,6 +595,26 @@ static int case_core_refusals(void)
 	return TEST_PASS;
 }
 
+/* A command interrupted by a signal (EINTR) is sent again, not failed. */
+static int case_eintr(void)
+{
+	void *va = NULL;
+	gdr_mh_t mh;
+	gdr_t g;
+
+	g = open_driver(0x20006);
+	if (!g)
+		return 0;
+	fake.eintr = 2;
+	EXPECT_ERR(gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), 0);
+	fake.eintr = 1;
+	EXPECT_ERR(gdr_map(g, mh, &va, 65536), 0);
+	EXPECT(!fake.eintr, "EINTR was not met");
+	EXPECT_ERR(gdr_unmap(g, mh, va, 65536), 0);
+	EXPECT_ERR(gdr_close(g), 0);
+	return TEST_PASS;
+}
+
 /*
  * A driver that grants a device mapping (GDR_MAP_FLAG_REQ_DEVICE_MAPPING, gdrdrv 2.5 on
  * platforms that have it): the library knows the type, so it maps, says so, and copies.
@@ -818,6 +844,7 @@ static const struct test_case cases[] = {
 	{ "driver_2_3", case_driver_2_3 },
 	{ "error_paths", case_error_paths },
 	{ "core_refusals", case_core_refusals },
+	{ "eintr", case_eintr },
 	{ "device_mapping", case_device_mapping },
 	{ "unknown_mapping_types", case_unknown_mapping_types },
 	{ "close_unmaps", case_close_unmaps },
