@@ -616,6 +616,29 @@ static int case_eintr(void)
 }
 
 /*
+ * A kernel handle whose mmap offset (the handle in pages) does not fit off_t: gdr_map refuses
+ * it before any mmap, where the shifted offset would wrap to another pin's.
+ */
+static int case_huge_handle(void)
+{
+	void *va = (void *)0x1;
+	gdr_mh_t mh;
+	gdr_t g;
+
+	g = open_driver(0x20006);
+	if (!g)
+		return 0;
+	fake.next_handle = 1ULL << 62;
+	EXPECT_ERR(gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), 0);
+	fake.last_offset = -1;
+	EXPECT_ERR(gdr_map(g, mh, &va, 65536), EINVAL);
+	EXPECT(fake.last_offset == -1 && !fake_maps() && va == (void *)0x1,
+	       "the device was mmapped at offset %#llx", (unsigned long long)fake.last_offset);
+	EXPECT_ERR(gdr_close(g), 0);
+	return TEST_PASS;
+}
+
+/*
  * A driver that grants a device mapping (GDR_MAP_FLAG_REQ_DEVICE_MAPPING, gdrdrv 2.5 on
  * platforms that have it): the library knows the type, so it maps, says so, and copies.
  */
@@ -845,6 +868,7 @@ static const struct test_case cases[] = {
 	{ "error_paths", case_error_paths },
 	{ "core_refusals", case_core_refusals },
 	{ "eintr", case_eintr },
+	{ "huge_handle", case_huge_handle },
 	{ "device_mapping", case_device_mapping },
 	{ "unknown_mapping_types", case_unknown_mapping_types },
 	{ "close_unmaps", case_close_unmaps },
