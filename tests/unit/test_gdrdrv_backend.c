@@ -13,6 +13,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -754,6 +755,38 @@ static int case_close_unmaps(void)
 	return TEST_PASS;
 }
 
+static int child_checks_device(void *arg)
+{
+	int fd = *(const int *)arg;
+
+	CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF,
+	      "the fork child still holds the parent's /dev/gdrdrv descriptor %d", fd);
+	return TEST_PASS;
+}
+
+/*
+ * A fork child does not keep the parent's device file (src/fork_fds.c): its pins would stay
+ * with the child's copy of it until the child exits.
+ */
+static int case_fork_closes_device(void)
+{
+	const struct test_child child = { .timeout_s = 30, .quick_exit = true };
+	gdr_mh_t mh;
+	int fd;
+	gdr_t g;
+
+	g = open_driver(0x20006);
+	if (!g)
+		return 0;
+	fd = fake.fd;
+	EXPECT_ERR(gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh), 0);
+	EXPECT(test_child_run(&child, child_checks_device, &fd) == TEST_PASS, "fork child: %s",
+	       test_reason());
+	EXPECT(fcntl(fd, F_GETFD) != -1, "the parent lost its device descriptor");
+	EXPECT_ERR(gdr_close(g), 0);
+	return TEST_PASS;
+}
+
 /* ---- the failing-calls loop ---- */
 
 #define FAILING_GPU_VA (GVA + 128 * 1024)	/* on a GPU page, not the first */
@@ -874,6 +907,7 @@ static const struct test_case cases[] = {
 	{ "close_unmaps", case_close_unmaps },
 	{ "close_fails", case_close_fails },
 	{ "close_first_error", case_close_first_error },
+	{ "fork_closes_device", case_fork_closes_device },
 	{ "failing_calls", case_failing_calls },
 	{ NULL, NULL },
 };
