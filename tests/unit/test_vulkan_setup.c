@@ -444,6 +444,33 @@ static int child_map_null(void)
 	return gdr_close(g) ? 1 : 0;
 }
 
+/* cuInit of the simulated CUDA driver must succeed; prints what backs its memory. */
+static int child_sim_backing(void)
+{
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	CUresult (*init)(unsigned int);
+	const char *(*backing)(void);
+	CUresult r;
+
+	if (!cuda) {
+		printf("no simulated CUDA driver: %s\n", dlerror());
+		return 1;
+	}
+	init = (CUresult (*)(unsigned int))dlsym(cuda, "cuInit");
+	backing = (const char *(*)(void))dlsym(cuda, "simcuda_backing");
+	if (!init || !backing) {
+		printf("libcuda.so.1 is not the simulated driver\n");
+		return 1;
+	}
+	r = init(0);
+	if (r != CUDA_SUCCESS) {
+		printf("cuInit(0) = %d\n", r);
+		return 1;
+	}
+	printf("backing %s\n", backing());
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*run)(void);
@@ -459,6 +486,7 @@ static const struct {
 	{ "import_refused", child_import_refused },
 	{ "map_kept_from_fork", child_map_kept_from_fork },
 	{ "map_null", child_map_null },
+	{ "sim_backing", child_sim_backing },
 };
 
 /* ---- The parent: one case per environment ---- */
@@ -765,6 +793,15 @@ static int case_hostile_vulkan_map_null(void)
 	return hostile_vulkan("map_null", NULL, "map_null", "returned VK_SUCCESS but no pointer");
 }
 
+/*
+ * The same loader that gives the simulated CUDA driver no vkDestroyInstance: the simulator, which
+ * tests for it, goes without Vulkan (its memory on memfds) instead of calling the NULL.
+ */
+static int case_hostile_vulkan_sim_no_destroy(void)
+{
+	return hostile_vulkan("sim_no_destroy", NULL, "sim_backing", "backing memfd");
+}
+
 static const struct test_case cases[] = {
 	{ "bad_address_range", case_bad_address_range },
 	{ "hostile_vulkan_heap_index", case_hostile_vulkan_heap_index },
@@ -774,6 +811,7 @@ static const struct test_case cases[] = {
 	{ "hostile_vulkan_device_count", case_hostile_vulkan_device_count },
 	{ "hostile_vulkan_map_unaligned", case_hostile_vulkan_map_unaligned },
 	{ "hostile_vulkan_map_null", case_hostile_vulkan_map_null },
+	{ "hostile_vulkan_sim_no_destroy", case_hostile_vulkan_sim_no_destroy },
 	{ "no_libcuda", case_no_libcuda },
 	{ "default_picks_vulkan", case_default_picks_vulkan },
 	{ "old_driver", case_old_driver },

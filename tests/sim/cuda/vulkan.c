@@ -154,7 +154,9 @@ bool sim_vulkan_init(unsigned char uuid[16])
 	return true;
 
 err_instance:
-	vk.vkDestroyInstance(vk.instance, NULL);
+	/* Without vkDestroyInstance (one of the failures that lead here) the instance stays. */
+	if (vk.vkDestroyInstance)
+		vk.vkDestroyInstance(vk.instance, NULL);
 	vk.instance = VK_NULL_HANDLE;
 err_close:
 	dlclose(vk.lib);

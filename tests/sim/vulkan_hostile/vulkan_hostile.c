@@ -16,7 +16,10 @@
  * and, when a test program asks (vulkan_hostile.h, vulkan_failing.c), fails the library's calls.
  *
  * The simulated CUDA driver loads Vulkan too (for lavapipe-backed memory) and gets the real
- * answers: the hostile ones go to callers in libgdrapi, told by their return address.
+ * answers: the hostile ones go to callers in libgdrapi, told by their return address. One mode
+ * is the simulator's instead:
+ *
+ *   sim_no_destroy   no vkDestroyInstance for the simulated driver (the library's is real)
  */
 #define VK_NO_PROTOTYPES
 #include <dlfcn.h>
@@ -172,5 +175,7 @@ vkGetInstanceProcAddr(VkInstance instance, const char *name)
 		return NULL;
 	if (called_from_library(__builtin_return_address(0)))
 		return towards_library(name, real_gipa(instance, name));
+	if (!strcmp(name, "vkDestroyInstance") && hostile("sim_no_destroy"))
+		return NULL;
 	return real_gipa(instance, name);
 }
