@@ -241,7 +241,7 @@ out_unlock:
 
 void gdr_handle_publish_mapping(struct gdr_memh *mh)
 {
-	struct gdr_handle_slot *s = gdr_handle_slot_of(mh->handle);
+	struct gdr_handle_slot *s = gdr_handle_slot_at(mh->handle);
 	gdr_mapping_type_t old;
 	sigset_t saved;
 
@@ -271,7 +271,7 @@ void gdr_handle_publish_mapping(struct gdr_memh *mh)
 
 void gdr_handle_unregister(struct gdr_memh *mh)
 {
-	struct gdr_handle_slot *s = gdr_handle_slot_of(mh->handle);
+	struct gdr_handle_slot *s = gdr_handle_slot_at(mh->handle);
 	sigset_t saved;
 
 	table_lock_take(&saved);

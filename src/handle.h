@@ -18,7 +18,10 @@
 /* Give mh a fresh, non-zero handle value. 0 or ENOMEM (no memory, or the table is full: logged). */
 int gdr_handle_register(struct gdr_memh *mh);
 
-/* Retire mh's handle: every later lookup of it fails. */
+/*
+ * Retire mh's handle: every later lookup of it fails. mh is registered (gdr_handle_register gave
+ * it its handle), as for gdr_handle_publish_mapping: such a handle always names a slot.
+ */
 void gdr_handle_unregister(struct gdr_memh *mh);
 
 /* The live memh of g named by h, or NULL. Caller holds g->lock. */
