@@ -194,10 +194,13 @@ const struct gdr_copy_impl *gdr_copy_impl_by_name(const char *name)
 
 static int impl_name_known(const char *name)
 {
+	const char *known;
+
 	if (!strcasecmp(name, scalar_old_name))
 		return 1;
-	for (int id = 0; id < GDR_COPY_IMPL_COUNT; id++)
-		if (!strcasecmp(gdr_ext_copy_impl_name(id), name))
+	/* Every family has a name: the first NULL is GDR_COPY_IMPL_COUNT's. */
+	for (int id = 0; (known = gdr_ext_copy_impl_name(id)); id++)
+		if (!strcasecmp(known, name))
 			return 1;
 	for (size_t i = 0; i < sizeof(variant_names) / sizeof(variant_names[0]); i++)
 		if (!strcasecmp(variant_names[i], name))
