@@ -179,8 +179,10 @@ static void set_value(const struct tool_option *o, const char *arg, int argc)
 /* --backend NAME: one of gdr_ext_backend_name's. */
 static void check_backend(const char *arg)
 {
-	for (int id = 1; gdr_ext_backend_name(id); id++)
-		if (!strcmp(arg, gdr_ext_backend_name(id)))
+	const char *known;
+
+	for (int id = 1; (known = gdr_ext_backend_name(id)); id++)
+		if (!strcmp(arg, known))
 			return;
 	tool_usage_error("--backend %s: unknown backend (known: gdrdrv, dmabuf, vulkan)", arg);
 }
