@@ -115,28 +115,31 @@ static void parse_line(struct sweep_run *run, char *line, int *to_ok, int *from_
 static void run_child(int argc, char **argv, struct sweep_run *run)
 {
 	int fds[2], status, to_ok = 1, from_ok = 1, devnull;
-	char fdstr[16], buf[4096], *line;
+	char fdstr[16], buf[4096], *line, **child_args;
 	size_t used = 0;
 	ssize_t got;
 	pid_t pid;
 
 	if (pipe(fds))
 		tool_die("pipe failed: %s", strerror(errno));
+	/* Made before the fork, so that the child allocates nothing: it only execs or exits. */
+	snprintf(fdstr, sizeof(fdstr), "%d", fds[1]);
+	child_args = child_argv(argc, argv, run->impl, fdstr);
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
 		tool_die("fork failed: %s", strerror(errno));
 	if (pid == 0) {
 		close(fds[0]);
-		snprintf(fdstr, sizeof(fdstr), "%d", fds[1]);
 		devnull = open("/dev/null", O_WRONLY);
 		if (devnull >= 0)
 			dup2(devnull, 1);
 		unsetenv("GDRCOPY_COPY_IMPL");
-		execv("/proc/self/exe", child_argv(argc, argv, run->impl, fdstr));
+		execv("/proc/self/exe", child_args);
 		dprintf(fds[1], "error cannot re-execute /proc/self/exe: %s\n", strerror(errno));
 		_exit(127);
 	}
+	free(child_args);
 	close(fds[1]);
 	for (;;) {
 		got = read(fds[0], buf + used, sizeof(buf) - 1 - used);
