@@ -113,6 +113,11 @@ static void find_reason(const char *log, const char *backend, char *why, size_t 
 	snprintf(why, len, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
 }
 
+/*
+ * Run a probe in a child process, into *out; 0, or errno when no child could be started. *out is
+ * zeroed first, so it is defined whatever happens: a static analyzer that does not know errno is
+ * then non-zero after a failed pipe or fork sees no path that reads it unset.
+ */
 static int run_probe(enum probe_env env, const char *backend, struct probe *out)
 {
 	int result[2], log[2], status;
@@ -121,6 +126,7 @@ static int run_probe(enum probe_env env, const char *backend, struct probe *out)
 	ssize_t n;
 	pid_t pid;
 
+	memset(out, 0, sizeof(*out));
 	if (pipe(result) || pipe(log))
 		return errno;
 	/* Or the child's copy of what stdout has buffered may be written a second time. */
@@ -138,7 +144,6 @@ static int run_probe(enum probe_env env, const char *backend, struct probe *out)
 	while (used < sizeof(text) - 1 && (n = read(log[0], text + used, sizeof(text) - 1 - used)) > 0)
 		used += (size_t)n;
 	text[used] = '\0';
-	memset(out, 0, sizeof(*out));
 	if (read(result[0], out, sizeof(*out)) != sizeof(*out))
 		snprintf(out->why, sizeof(out->why), "the probe process died");
 	else if (!out->opened)
