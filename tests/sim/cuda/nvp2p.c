@@ -63,14 +63,14 @@ bool sim_nvp2p_mode(void)
 /* The control device of this process, opened at its first use; -1 with errno set. */
 static int nvp2p_dev(void)
 {
-	struct nvp2p_alloc *n;
+	struct nvp2p_alloc *n, *next;
 
 	if (nvp2p_fd >= 0 && nvp2p_fd_pid == getpid())
 		return nvp2p_fd;
 	if (nvp2p_fd >= 0) {
-		/* A fork child: the parent's allocations stay the parent's. */
-		while ((n = LIST_FIRST(&nvp2p_allocs))) {
-			LIST_REMOVE(n, link);
+		/* A fork child: the parent's allocations stay the parent's. All go, then the list. */
+		for (n = LIST_FIRST(&nvp2p_allocs); n; n = next) {
+			next = LIST_NEXT(n, link);
 			/* A VMM mapping is counted by memory.c, as its own. */
 			if (!n->vmm) {
 				sim.counters.allocations--;
@@ -78,6 +78,7 @@ static int nvp2p_dev(void)
 			}
 			free(n);
 		}
+		LIST_INIT(&nvp2p_allocs);
 		close(nvp2p_fd);
 	}
 	nvp2p_fd = open(sim_config()->nvp2p_path, O_RDWR | O_CLOEXEC);

@@ -194,9 +194,10 @@ CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 	if (!r || r->kind != SIM_RANGE_RESERVED || !whole_mappings(r, ptr, end)) {
 		res = CUDA_ERROR_INVALID_VALUE;
 	} else {
-		while (ptr < end) {
-			struct sim_mapping *m = mapping_at(r, ptr);
+		struct sim_mapping *m;
 
+		/* whole_mappings found a mapping at each step: the test only ends the walk. */
+		while (ptr < end && (m = mapping_at(r, ptr))) {
 			ptr = m->va + m->size;
 			sim_mapping_remove(m);
 		}
