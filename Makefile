@@ -3,9 +3,12 @@
 #   make run             build, then gdrcopy_info and a short demonstration (tools/demo.sh): on
 #                        the GPU here, or on the simulated GPU where there is none
 #   make check           tier 1 (unit), tier 2 (VM), gdrdrv's other builds, the other
-#                        architectures and the packages; installs the Debian packages they need
+#                        architectures, the packages and the static analyzers; installs the
+#                        Debian packages they need
 #   make test            tier 1 only, installing nothing (what package builds run)
 #   make check-gpu       tier 3, on a machine with an NVIDIA GPU
+#   make analyze         the static analyzers (gcc -fanalyzer, clang's scan-build) alone, as make
+#                        check runs them (tests/analyze)
 # Options, each reported in the summary a build starts with ("  CONFIG ..." lines):
 #   VULKAN=0             leave the vulkan backend out (gdr_open says so)
 #   TOOLS=0              leave the tools out
@@ -108,7 +111,7 @@ empty :=
 # The tests and the tools need CUDA's headers: say so before a compiler does, and before an
 # install of the tools that installs none. (make all and make install leave the tools out.)
 TEST_GOALS := test check test-build check-build check-build-sanitize check-gpu run tools exes \
-	install-tools exes_install
+	install-tools exes_install analyze
 ifeq ($(HAVE_CUDA_H),0)
 ifneq ($(filter $(TEST_GOALS),$(MAKECMDGOALS)),)
 $(error no cuda.h in $(CUDA_INCLUDE), which make $(filter $(TEST_GOALS),$(MAKECMDGOALS)) needs (the tools and tests are built with it): install the CUDA toolkit headers (Debian: nvidia-cuda-dev from non-free, or NVIDIA's cuda-cudart-dev-13-0) and set CUDA= to the toolkit or CUDA_INCLUDE= to the directory of cuda.h)
