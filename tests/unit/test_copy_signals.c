@@ -13,7 +13,10 @@
  *   copies as usual, and later unmaps do not wait for the copy that was left;
  * - a signal handler that copies while its thread's first copy is between claiming its record
  *   and making it the thread's: the thread ends with one record, the other is given back (the
- *   handler's record was once claimed for good, one record lost each time).
+ *   handler's record was once claimed for good, one record lost each time);
+ * - a copy from a thread-specific data destructor that runs after the library's thread-exit hook
+ *   (a key created later): the copy takes a record of its own, which the thread gives back as it
+ *   goes, and not the one the hook has just given back, which another thread may take meanwhile.
  *
  * A copy is held open on purpose: its host buffer is a PROT_NONE page, and the SIGSEGV handler of
  * the copying thread waits on a pipe, then makes the page readable and returns (the copy goes
@@ -378,12 +381,73 @@ static int case_handler_interrupts_registration(void)
 	return 0;
 }
 
+/* ---- A copy from a thread-exit destructor that runs after the library's ---- */
+
+static pthread_key_t late_key;
+static struct pinned late;
+static struct gdr_inflight *late_first, *late_record;
+static bool late_first_given_back, late_record_owned;
+static int late_copy_ret = -1;
+
+/* glibc runs destructors in key order, so this one after the library's hook (its key is older). */
+static void late_destructor(void *arg)
+{
+	uint8_t b[8] = { 51, 52, 53, 54, 55, 56, 57, 58 };
+
+	(void)arg;
+	late_first_given_back = !atomic_load(&late_first->in_use);
+	late_copy_ret = gdr_copy_to_mapping(late.mh, late.va + 128, b, sizeof(b));
+	late_record = gdr_inflight_self;
+	late_record_owned = late_record && atomic_load(&late_record->in_use);
+}
+
+static void *late_copier(void *arg)
+{
+	uint8_t b[8] = { 61, 62, 63, 64, 65, 66, 67, 68 };
+
+	(void)arg;
+	if (gdr_copy_to_mapping(late.mh, late.va, b, sizeof(b)))
+		return (void *)1;
+	late_first = gdr_inflight_self;
+	pthread_setspecific(late_key, late_copier);	/* any value but NULL runs the destructor */
+	return NULL;
+}
+
+static int case_copy_in_later_exit_destructor(void)
+{
+	pthread_t t;
+	void *ret;
+
+	CHECK(!pin_map(&late), "pin and map");
+	CHECK(!pthread_key_create(&late_key, late_destructor), "pthread_key_create");
+	CHECK(!pthread_create(&t, NULL, late_copier, NULL), "start the copier");
+	pthread_join(t, &ret);
+	pthread_key_delete(late_key);
+	CHECK(!ret && late_first, "the thread's copy failed");
+	CHECK(late_first_given_back,
+	      "the library's exit hook had not run when the later key's destructor did: the case "
+	      "tests nothing (destructor order)");
+	EXPECT_ERR(late_copy_ret, 0);
+	EXPECT(!memcmp(late.va + 128, (uint8_t[]){ 51, 52, 53, 54, 55, 56, 57, 58 }, 8),
+	       "the destructor's copy did not arrive");
+	EXPECT(late_record_owned,
+	       "the destructor's copy went through record %p, which the exit hook had given back: "
+	       "another thread could take it and announce its copies in the same record",
+	       (void *)late_record);
+	EXPECT(late_record && !atomic_load(&late_record->in_use),
+	       "the record the destructor's copy took is still in use after its thread exited");
+	EXPECT_ERR(gdr_unmap(g, late.mh, late.va, BUF), 0);
+	unpin_free(&late);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	{ "handler_interrupts_first_copy", case_handler_interrupts_first_copy },
 	{ "first_copy_takes_no_heap", case_first_copy_takes_no_heap },
 	{ "handler_copy_during_unmap_wait", case_handler_copy_during_unmap_wait },
 	{ "copy_left_by_longjmp", case_copy_left_by_longjmp },
 	{ "handler_interrupts_registration", case_handler_interrupts_registration },
+	{ "copy_in_later_exit_destructor", case_copy_in_later_exit_destructor },
 	{ NULL, NULL },
 };
 
