@@ -53,8 +53,11 @@ bool gdrdrv_need_device_mapping;
 
 static int gdrdrv_open(struct inode *inode, struct file *filp)
 {
-	struct gdrdrv_file *fp = kzalloc(sizeof(*fp), GFP_KERNEL);
+	struct gdrdrv_file *fp;
 
+	if (gdrdrv_should_fail("open"))
+		return -ENOMEM;
+	fp = kzalloc(sizeof(*fp), GFP_KERNEL);
 	if (!fp)
 		return -ENOMEM;
 	mutex_init(&fp->lock);
@@ -123,10 +126,12 @@ static struct proc_dir_entry *gdrdrv_proc_dir;
 
 static int gdrdrv_proc_init(void)
 {
-	gdrdrv_proc_dir = proc_mkdir("driver/gdrdrv", NULL);
+	gdrdrv_proc_dir = gdrdrv_should_fail("procfs directory") ? NULL :
+			  proc_mkdir("driver/gdrdrv", NULL);
 	if (!gdrdrv_proc_dir)
 		return -ENOMEM;
 	if (!proc_create_single("params", 0444, gdrdrv_proc_dir, gdrdrv_params_show) ||
+	    gdrdrv_should_fail("procfs file") ||
 	    !proc_create_single("nv_get_pages_refcount", 0444, gdrdrv_proc_dir,
 				gdrdrv_refcount_show)) {
 		remove_proc_subtree("driver/gdrdrv", NULL);
@@ -190,7 +195,7 @@ static int __init gdrdrv_init(void)
 	ret = gdrdrv_proc_init();
 	if (ret)
 		return ret;
-	ret = misc_register(&gdrdrv_misc);
+	ret = gdrdrv_should_fail("misc device") ? -ENOMEM : misc_register(&gdrdrv_misc);
 	if (ret)
 		goto err_proc;
 

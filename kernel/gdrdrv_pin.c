@@ -574,7 +574,8 @@ static int gdrdrv_mr_publish(struct gdrdrv_file *fp, struct gdrdrv_mr *mr, u64 *
 		goto out_unlock;
 	}
 	mr->handle = fp->next_handle;
-	ret = xa_insert(&fp->mrs, mr->handle, mr, GFP_KERNEL);
+	ret = gdrdrv_should_fail("pin: handle table") ? -ENOMEM :
+	      xa_insert(&fp->mrs, mr->handle, mr, GFP_KERNEL);
 	if (ret)
 		goto out_unlock;
 	fp->next_handle = end;
@@ -589,8 +590,11 @@ out_unlock:
 static struct gdrdrv_mr *gdrdrv_mr_alloc(struct gdrdrv_file *fp,
 					 const struct gdrdrv_pin_args *args)
 {
-	struct gdrdrv_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	struct gdrdrv_mr *mr;
 
+	if (gdrdrv_should_fail("pin: memory region"))
+		return NULL;
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return NULL;
 	kref_init(&mr->ref);

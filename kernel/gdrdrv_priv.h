@@ -71,6 +71,19 @@ extern unsigned int gdrdrv_max_pins_per_file;
 extern bool gdrdrv_cpu_may_cache;	/* ARM64, POWER9: GPU memory may be mapped cached */
 extern bool gdrdrv_need_device_mapping;	/* BlueField-3: CPU mappings must be Device */
 
+/*
+ * Whether the step that can fail for want of memory, named step, is to fail now: only in a test
+ * build with fault injection (gdrdrv_fault.c), otherwise never.
+ */
+#ifdef GDRDRV_FAULT_INJECT
+bool gdrdrv_should_fail(const char *step);
+#else
+static inline bool gdrdrv_should_fail(const char *step)
+{
+	return false;
+}
+#endif
+
 /* User-triggered failures are logged only with dbg_enabled, so no caller can flood the log. */
 #define gdrdrv_dbg(fmt, ...) \
 	do { if (gdrdrv_dbg_enabled) pr_info(fmt, ##__VA_ARGS__); } while (0)

@@ -20,7 +20,7 @@ CHECK_DEBS += linux-headers-$(shell dpkg --print-architecture 2>/dev/null || ech
 # like away from it, and pass on only what kbuild takes from a command line.
 GDRDRV_KBUILD_VARS = KDIR=$(abspath $(KDIR)) OUT=$(abspath $(GDRDRV_OUT)) \
 	NVIDIA_SRC_DIR=$(NVIDIA_SRC_DIR) \
-	$(foreach v,NVIDIA_FLAVOR NVIDIA_IS_OPENSOURCE,$(if $($(v)),$(v)=$($(v)))) \
+	$(foreach v,NVIDIA_FLAVOR NVIDIA_IS_OPENSOURCE GDRDRV_FAULT_INJECT,$(if $($(v)),$(v)=$($(v)))) \
 	$(if $(NVIDIA_SYMVERS),NVIDIA_SYMVERS=$(abspath $(NVIDIA_SYMVERS))) \
 	$(foreach v,W C V LLVM ARCH CROSS_COMPILE,$(if $(filter command line,$(origin $(v))),$(v)=$($(v))))
 

@@ -5,7 +5,8 @@
 # page table 2.0, persistent API), where modinfo must name the flavor and that header ("gdrdrv"
 # in nv_p2p_h) and the proprietary one must pass the GPL-only import check; and against an
 # R515-style header (page table 1.2 without flags, persistence through a NULL callback), so
-# every branch of the nv-p2p #ifs compiles, where nv_p2p_h must name its directory. Other
+# every branch of the nv-p2p #ifs compiles, where nv_p2p_h must name its directory; and the VM
+# tier's fault-injection build (GDRDRV_FAULT_INJECT=y), whose fail_nth no other build has. Other
 # kernels and NVIDIA's real sources: test_kernels.sh, test_nvidia.sh. Kernel tree: $GDRDRV_TEST_KDIR, else the
 # running kernel's, else the newest under /lib/modules.
 set -u
@@ -37,12 +38,27 @@ for flavor in open proprietary; do
 	done
 	if [ -n "$missing" ]; then
 		result fail "$flavor" "modinfo has no line matching$missing"
+	elif modinfo "$out/gdrdrv.ko" | grep -qE '^parm: *fail_nth'; then
+		result fail "$flavor" "fail_nth, the fault-injection knob, is in a build without GDRDRV_FAULT_INJECT=y"
 	elif [ $flavor = proprietary ] && ! grep -q 'no GPL-only kernel symbol imported' "$out.log"; then
 		result fail "$flavor" "the GPL-only import check did not run"
 	else
 		result pass "$flavor" "(W=1 $checker, $kdir)"
 	fi
 done
+
+# The VM tier's fault-injection build (kernel/gdrdrv_fault.c), in the proprietary flavor, whose
+# GPL-only import check covers the knob's code too.
+out=$tmp/fault_injection
+if gdrdrv_build fault_injection "$kdir" "$out" NVIDIA_FLAVOR=proprietary GDRDRV_FAULT_INJECT=y; then
+	if ! modinfo "$out/gdrdrv.ko" | grep -qE '^parm: *fail_nth'; then
+		result fail fault_injection "no fail_nth parameter in the GDRDRV_FAULT_INJECT=y build"
+	elif ! grep -q 'no GPL-only kernel symbol imported' "$out.log"; then
+		result fail fault_injection "the GPL-only import check did not run"
+	else
+		result pass fault_injection "(W=1 $checker, $kdir)"
+	fi
+fi
 
 # What an R515-R530 driver's kernel-open/nvidia directory offers.
 mkdir -p "$tmp/r515"

@@ -24,6 +24,10 @@
 # case (default 60), gdr_filter=ERE to run only the cases whose full name matches, gdr_seed=N for
 # the fuzz cases.
 #
+# Last in each gdrdrv phase, with gdrdrv unloaded, the fault cases (mode f) load gdrdrv's
+# fault-injection build themselves (/gdr/modules/FLAVOR/gdrdrv-fault.ko, x86 kernels only) and
+# unload it before they end.
+#
 # In each gdrdrv phase, after the kernel-tier cases, every case of gdrcopy_sanity (extended
 # ones included) runs as one more case, sanity_PHASE:NAME, one process each (gdrcopy_sanity -t
 # NAME) so the same kernel log and counter checks apply to it. It runs on the simulated CUDA
@@ -81,6 +85,7 @@ FLAVOR=$(arg gdr_flavor)
 : "${FLAVOR:=open}"
 GDRDRV_KO=/gdr/modules/$FLAVOR/gdrdrv.ko
 SIM_KO=/gdr/modules/$FLAVOR/nvp2p_sim.ko
+export GDR_VM_FAULT_KO=/gdr/modules/$FLAVOR/gdrdrv-fault.ko
 # What the flavor looks like from inside: GDRCopy's word for it in gdrdrv's description and
 # /proc/driver/gdrdrv/params, and the taint flag that modules of the proprietary one carry.
 if [ "$FLAVOR" = proprietary ]; then
@@ -148,6 +153,9 @@ plan() {
 			wanted "sanity_$phase:$name" && say "plan sanity_$phase:$name"
 		done </tmp/sanity_cases
 		for n in $GDRDRV_TAIL_CASES; do wanted "$phase/$n" && say "plan $phase/$n"; done
+		cases_of f | while read -r prog name; do
+			wanted "$phase/$name" && say "plan $phase/$name"
+		done
 	done
 	wanted sim/module_unload && say "plan sim/module_unload"
 }
@@ -271,6 +279,9 @@ skip_phase() { # phase reason [loaded]: skip the phase's cases (but its load if 
 		wanted "sanity_$1:$name" && say "skip sanity_$1:$name $2"
 	done </tmp/sanity_cases
 	for n in $GDRDRV_TAIL_CASES; do wanted "$1/$n" && say "skip $1/$n $2"; done
+	cases_of f | while read -r prog name; do
+		wanted "$1/$name" && say "skip $1/$name $2"
+	done
 }
 
 # --- the harness's own case ---
@@ -455,10 +466,15 @@ run_phase() { # phase
 	done </tmp/sanity_cases
 	run_shell_case $phase/module_unload_refused_while_open unload_refused_while_open nocounts
 	run_shell_case $phase/module_unload_after_kill unload_after_kill
-	# Whatever happened, the next phase needs gdrdrv unloaded.
+	# Whatever happened, the fault cases and the next phase need gdrdrv unloaded.
 	[ -n "$HOLDER" ] && kill -9 $HOLDER 2>/dev/null && wait $HOLDER 2>/dev/null
 	HOLDER=
 	grep -q '^gdrdrv ' /proc/modules && rmmod gdrdrv
+	cases_of f >/tmp/phase_cases
+	while read -r prog name; do
+		run_prog_case "$phase/$name" "$prog" "$name"
+		grep -q '^gdrdrv ' /proc/modules && rmmod gdrdrv
+	done </tmp/phase_cases
 }
 
 log "kernel $(uname -r), $(nproc) CPU(s), $FLAVOR flavor; case timeout ${CASE_TIMEOUT}s${FILTER:+, filter $FILTER}"

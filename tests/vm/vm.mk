@@ -80,6 +80,10 @@ VM_INITRAMFS := $(VM_KDIR_OUT)/initramfs.cpio
 VM_TIERS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/vm-tier-$(f))
 
 VM_GDRDRV_KOS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/gdrdrv-$(f)/gdrdrv.ko)
+# And gdrdrv's fault-injection build (kernel/gdrdrv_fault.c), for tests/vm/test_faults.c, on the
+# x86 kernels (the other architectures' tiers skip those cases, saying so): the same sources,
+# so one architecture's kernels are enough for its unwinding, whose code is not per-arch.
+VM_FAULT_KOS := $(if $(VM_ARCH),,$(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/gdrdrv-fault-$(f)/gdrdrv.ko))
 # kernel.mk's target is phony: kbuild decides what is out of date. In a chroot, kernel/'s own
 # Makefile, which is what kernel.mk runs (the top one wants more than the chroot has).
 $(VM_KDIR_OUT)/gdrdrv-%/gdrdrv.ko: FORCE_VM_TIER
@@ -87,6 +91,11 @@ $(VM_KDIR_OUT)/gdrdrv-%/gdrdrv.ko: FORCE_VM_TIER
 		$(MAKE) --no-print-directory -C kernel KDIR=$(VM_KDIR) OUT=$(abspath $(dir $@)), \
 		$(MAKE) --no-print-directory modules KDIR=$(VM_KDIR) GDRDRV_OUT=$(abspath $(dir $@))) \
 		NVIDIA_FLAVOR=$* $(VM_KCROSS)
+$(VM_KDIR_OUT)/gdrdrv-fault-%/gdrdrv.ko: FORCE_VM_TIER
+	$(Q)$(if $(VM_KROOT),$(VM_IN_ROOT) env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES -u MAKELEVEL \
+		$(MAKE) --no-print-directory -C kernel KDIR=$(VM_KDIR) OUT=$(abspath $(dir $@)), \
+		$(MAKE) --no-print-directory modules KDIR=$(VM_KDIR) GDRDRV_OUT=$(abspath $(dir $@))) \
+		NVIDIA_FLAVOR=$* GDRDRV_FAULT_INJECT=y $(VM_KCROSS)
 
 ifneq ($(VM_SKIP_FROM),)
 VM_RUN_ARGS = --skip-from $(VM_SKIP_FROM)
@@ -107,7 +116,7 @@ VM_SANITY := $(TOOLS_BIN)/gdrcopy_sanity
 
 $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VMCTL) \
 		$(LIB_SHARED) $(VM_SIM_KOS) $(VM_GDRDRV_KOS) $(VM_SANITY) $(TOOLS_BIN)/gdrcopy_info \
-		$(SIM_CUDA_LIB) insmod.sh $(VM_BOOT_MODULES) $(VM_BUSYBOX)
+		$(VM_FAULT_KOS) $(SIM_CUDA_LIB) insmod.sh $(VM_BOOT_MODULES) $(VM_BUSYBOX)
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)GDR_VM_SYSROOT=$(VM_SYSROOT) GDR_VM_BUSYBOX=$(VM_BUSYBOX) \
 	tests/vm/mkinitramfs.sh $@ tests/vm/guest-init.sh $(LIB_DIR) \
@@ -119,7 +128,8 @@ $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VM
 		$(SIM_CUDA_LIB)=/gdr/simcuda/libcuda.so.1 \
 		$(foreach t,$(VM_TESTS),$(t)=/gdr/tests/$(notdir $(t))) \
 		$(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/nvp2p_sim-$(f)/nvp2p_sim.ko=/gdr/modules/$(f)/nvp2p_sim.ko) \
-		$(foreach k,$(VM_GDRDRV_KOS),$(k)=/gdr/modules/$(patsubst gdrdrv-%,%,$(notdir $(patsubst %/,%,$(dir $(k)))))/gdrdrv.ko)
+		$(foreach k,$(VM_GDRDRV_KOS),$(k)=/gdr/modules/$(patsubst gdrdrv-%,%,$(notdir $(patsubst %/,%,$(dir $(k)))))/gdrdrv.ko) \
+		$(foreach k,$(VM_FAULT_KOS),$(k)=/gdr/modules/$(patsubst gdrdrv-fault-%,%,$(notdir $(patsubst %/,%,$(dir $(k)))))/gdrdrv-fault.ko)
 
 # The guest's boot modules, numbered in their load order (guest-init.sh loads /gdr/boot/*.ko).
 VM_BOOT_SPECS = $(foreach i,$(shell seq $(words $(VM_BOOT_MODULES))),\

@@ -4,7 +4,9 @@
  * tests/vm/test_*.c is a program of cases that guest-init.sh runs inside the VM, one case per
  * invocation:
  *   test_x --list    one line per case: "NAME MODES", MODES being the phases it runs in:
- *                    s (nvp2p_sim alone), p (gdrdrv, persistent pins), n (non-persistent)
+ *                    s (nvp2p_sim alone), p (gdrdrv, persistent pins), n (non-persistent),
+ *                    f (after each gdrdrv phase, with gdrdrv unloaded: fault cases, which load
+ *                    its fault-injection build themselves, test_faults.c)
  *   test_x NAME      runs case NAME in a child process group, kills what it leaves behind,
  *                    and exits 0 (pass), 1 (fail) or 77 (skip); its last line is the
  *                    harness's result line, with the reason

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every step of gdrdrv that can fail for want of memory unwinds whole when it does: its load
+ * (procfs, the misc device) and an open and a pin (the file, the memory region, the handle
+ * table, the last after NVIDIA has handed over the pages). Each case loads gdrdrv's
+ * fault-injection build (kernel/gdrdrv_fault.c) itself, sets fail_nth to 1, 2, ... in turn and
+ * runs the same steps each time until one run passes them all: each run's failure must be
+ * ENOMEM, leave nothing behind (no procfs entry, device or module after a failed load; no pin
+ * in NVIDIA's driver, here nvp2p_sim, after a failed pin), and a later run must work. Last the
+ * module must unload: a module reference left by an unwind would keep it. The kernel log must
+ * name every step the case meant to reach, so that the case cannot pass without failing them.
+ * guest-init.sh runs these with gdrdrv unloaded, after each phase's other cases.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "vmtest.h"
+
+/* More than the steps any case passes: a case that gets this far has a step that never ends. */
+#define MAX_RUNS 16
+#define FAIL_NTH "/sys/module/gdrdrv/parameters/fail_nth"
+#define FAULT_RECORD "fault injected: "
+
+/* Load the fault-injection build with params; 0 or finit_module's errno. */
+static int load_fault_build(const char *ko, const char *params)
+{
+	int fd = open(ko, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return errno;
+	err = syscall(SYS_finit_module, fd, params, 0) ? errno : 0;
+	close(fd);
+	return err;
+}
+
+static int unload(void)
+{
+	return syscall(SYS_delete_module, "gdrdrv", O_NONBLOCK) ? errno : 0;
+}
+
+/* The path of the fault-injection build into *ko: TEST_PASS, or the case skips or fails. */
+static int fault_build(const char **ko)
+{
+	*ko = getenv("GDR_VM_FAULT_KO");
+	if (!*ko || access(*ko, R_OK))
+		return test_skip("no fault-injection build of gdrdrv (%s) in this tier: only the "
+				 "x86 kernels' tiers have one (tests/vm/vm.mk)",
+				 *ko ? *ko : "GDR_VM_FAULT_KO unset");
+	if (!access("/sys/module/gdrdrv", F_OK))
+		return test_fail("gdrdrv is loaded already: the case needs it unloaded");
+	return TEST_PASS;
+}
+
+static int write_fail_nth(int n)
+{
+	char buf[16];
+	int fd = open(FAIL_NTH, O_WRONLY | O_CLOEXEC), len, err = 0;
+
+	if (fd < 0)
+		return errno;
+	len = snprintf(buf, sizeof(buf), "%d", n);
+	if (write(fd, buf, (size_t)len) != len)
+		err = errno ? errno : EIO;
+	close(fd);
+	return err;
+}
+
+/* Steps left before the one that fails (0: it has failed, or none was to); -1 if unreadable. */
+static int read_fail_nth(void)
+{
+	FILE *f = fopen(FAIL_NTH, "r");
+	int n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+/*
+ * The kernel log from now on: /dev/kmsg read from its end, so that what the case reads is its
+ * own records and not an earlier phase's.
+ */
+static int kmsg_from_now(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The step named by the newest "fault injected" record since the last call, into step; empty
+ * when there is none.
+ */
+static void kmsg_fault_step(int fd, char *step, size_t size)
+{
+	char rec[1024];
+	ssize_t n;
+
+	step[0] = '\0';
+	for (;;) {
+		char *at;
+
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		at = strstr(rec, FAULT_RECORD);
+		if (at) {
+			at += strlen(FAULT_RECORD);
+			at[strcspn(at, "\n")] = '\0';
+			snprintf(step, size, "%s", at);
+		}
+	}
+}
+
+/* Whether every one of the names (NULL-terminated) is among the steps seen. */
+static const char *missing_step(const char *const *want, char seen[][64], int nseen)
+{
+	for (; *want; want++) {
+		int i;
+
+		for (i = 0; i < nseen && strcmp(seen[i], *want); i++)
+			;
+		if (i == nseen)
+			return *want;
+	}
+	return NULL;
+}
+
+static const char *persistent_param(void)
+{
+	return vm_persistent() ? "use_persistent_mapping=1" : "use_persistent_mapping=0";
+}
+
+/* gdrdrv's load, failing at each of its steps in turn, then loading. */
+static int case_fault_load_each_step(void)
+{
+	static const char *const want[] = { "procfs directory", "procfs file", "misc device",
+					    NULL };
+	const char *ko, *missing;
+	char seen[MAX_RUNS][64], params[96];
+	int kmsg, n, err = -1, nseen = 0;
+
+	CHECK_PASS(fault_build(&ko));
+	kmsg = kmsg_from_now();
+	CHECK(kmsg >= 0, "cannot read /dev/kmsg: %s", strerror(errno));
+	for (n = 1; n <= MAX_RUNS; n++) {
+		snprintf(params, sizeof(params), "fail_nth=%d %s", n, persistent_param());
+		err = load_fault_build(ko, params);
+		if (!err)
+			break;
+		kmsg_fault_step(kmsg, seen[nseen], sizeof(seen[nseen]));
+		vm_log("fail_nth=%d: the load failed (%s) at step '%s'", n, strerror(err),
+		       seen[nseen]);
+		CHECK(err == ENOMEM, "the load with fail_nth=%d failed with %s, not ENOMEM", n,
+		      strerror(err));
+		CHECK(seen[nseen][0], "the load with fail_nth=%d failed, but no step says it "
+		      "was made to", n);
+		CHECK(access("/sys/module/gdrdrv", F_OK) && errno == ENOENT,
+		      "the load that failed at '%s' left gdrdrv in /sys/module", seen[nseen]);
+		CHECK(access("/proc/driver/gdrdrv", F_OK) && errno == ENOENT,
+		      "the load that failed at '%s' left /proc/driver/gdrdrv", seen[nseen]);
+		CHECK(access("/dev/gdrdrv", F_OK) && errno == ENOENT,
+		      "the load that failed at '%s' left /dev/gdrdrv", seen[nseen]);
+		nseen++;
+	}
+	close(kmsg);
+	CHECK(!err, "gdrdrv did not load with fail_nth=%d either: a step fails every time", n - 1);
+	EXPECT(read_fail_nth() == 1, "the load with fail_nth=%d passed, but fail_nth reads %d, "
+	       "not 1: a step failed without its load failing", n, read_fail_nth());
+	missing = missing_step(want, seen, nseen);
+	EXPECT(!missing, "the load's step '%s' was never made to fail", missing);
+	EXPECT(!access("/proc/driver/gdrdrv/params", R_OK) && !access("/dev/gdrdrv", F_OK),
+	       "gdrdrv loaded after %d failed loads, without its procfs files or device", nseen);
+	CHECK_OK(write_fail_nth(0));
+	CHECK_OK(unload());
+	return test_failures() ? TEST_FAIL : TEST_PASS;
+}
+
+/*
+ * One run of the steps an application takes: open, pin, map and write through the mapping, then
+ * unpin and close. 0 when they all passed, else the errno of the step that failed.
+ */
+static int open_pin_map(const struct nvp2p_sim_alloc *a, uint32_t seed)
+{
+	uint32_t want[64], got[64];
+	uint64_t handle;
+	void *map;
+	int fd, err;
+
+	fd = open("/dev/gdrdrv", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	err = vm_raw_pin(fd, a->va, a->size, 0, &handle);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	map = vm_raw_map(fd, handle, GPU_PAGE, &err);
+	if (map) {
+		vm_fill(want, sizeof(want), seed);
+		memcpy(map, want, sizeof(want));
+		munmap(map, GPU_PAGE);
+		err = vm_sim_read(a->va, got, sizeof(got));
+		if (!err && vm_diff(want, got, sizeof(got)) >= 0)
+			err = EIO;
+	}
+	if (!err)
+		err = vm_raw_unpin(fd, handle);
+	close(fd);
+	return err;
+}
+
+/* An open and a pin, failing at each of their steps in turn, then passing them all. */
+static int case_fault_pin_each_step(void)
+{
+	static const char *const want[] = { "open", "pin: memory region", "pin: handle table",
+					    NULL };
+	const char *ko, *missing;
+	char seen[MAX_RUNS][64];
+	struct nvp2p_sim_alloc a;
+	int kmsg, n, err = -1, nseen = 0;
+	uint64_t pins;
+
+	CHECK_PASS(fault_build(&ko));
+	CHECK_OK(load_fault_build(ko, persistent_param()));
+	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
+	pins = vm_pins();
+	kmsg = kmsg_from_now();
+	CHECK(kmsg >= 0, "cannot read /dev/kmsg: %s", strerror(errno));
+	for (n = 1; n <= MAX_RUNS; n++) {
+		CHECK_OK(write_fail_nth(n));
+		err = open_pin_map(&a, (uint32_t)n);
+		if (!err && read_fail_nth() > 0)
+			break;
+		kmsg_fault_step(kmsg, seen[nseen], sizeof(seen[nseen]));
+		vm_log("fail_nth=%d: %s at step '%s'", n, err ? strerror(err) : "no error",
+		       seen[nseen]);
+		CHECK(err == ENOMEM, "the run with fail_nth=%d %s%s, not ENOMEM, at step '%s'", n,
+		      err ? "failed with " : "passed", err ? strerror(err) : "", seen[nseen]);
+		CHECK(seen[nseen][0], "the run with fail_nth=%d failed, but no step says it was "
+		      "made to", n);
+		CHECK(vm_pins() == pins, "the pin that failed at '%s' left %llu pin(s) in the "
+		      "NVIDIA driver", seen[nseen], (unsigned long long)(vm_pins() - pins));
+		nseen++;
+	}
+	close(kmsg);
+	CHECK(!err, "the run with fail_nth=%d failed (%s): a step fails every time", n - 1,
+	      strerror(err));
+	missing = missing_step(want, seen, nseen);
+	EXPECT(!missing, "the step '%s' was never made to fail", missing);
+	CHECK_OK(write_fail_nth(0));
+	CHECK_OK(vm_free(a.va));
+	err = unload();
+	CHECK(!err, "gdrdrv does not unload after %d failed runs (%s): an unwind kept a reference",
+	      nseen, strerror(err));
+	return test_failures() ? TEST_FAIL : TEST_PASS;
+}
+
+const struct vm_case vm_cases[] = {
+	{ "fault_load_each_step", case_fault_load_each_step, "f" },
+	{ "fault_pin_each_step", case_fault_pin_each_step, "f" },
+	{ NULL, NULL, NULL },
+};
