@@ -2,7 +2,8 @@
 /*
  * Every step of gdrdrv that can fail for want of memory unwinds whole when it does: its load
  * (procfs, the misc device) and an open and a pin (the file, the memory region, the handle
- * table, the last after NVIDIA has handed over the pages). Each case loads gdrdrv's
+ * table, the last after NVIDIA has handed over the pages), directly and through the library,
+ * whose failing call must say why. Each case loads gdrdrv's
  * fault-injection build (kernel/gdrdrv_fault.c) itself, sets fail_nth to 1, 2, ... in turn and
  * runs the same steps each time until one run passes them all: each run's failure must be
  * ENOMEM, leave nothing behind (no procfs entry, device or module after a failed load; no pin
@@ -20,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "gdrapi_ext.h"
 #include "vmtest.h"
 
 /* More than the steps any case passes: a case that gets this far has a step that never ends. */
@@ -272,8 +274,103 @@ static int case_fault_pin_each_step(void)
 	return test_failures() ? TEST_FAIL : TEST_PASS;
 }
 
+/*
+ * The same run through the library: gdr_open, pin, map, a copy, unmap, unpin, gdr_close. 0 when
+ * every call passed, else the errno of the one that failed (ENOMEM for a gdr_open that gave
+ * NULL), with what the library said of it in why.
+ */
+static int library_run(const struct nvp2p_sim_alloc *a, uint32_t seed, char *why, size_t size)
+{
+	uint32_t want[64], got[64];
+	gdr_mh_t mh;
+	void *map;
+	int err;
+	gdr_t g;
+
+	gdr_ext_take_errors(NULL, 0);
+	why[0] = '\0';
+	g = gdr_open();
+	if (!g) {
+		gdr_ext_take_errors(why, size);
+		return ENOMEM;
+	}
+	err = gdr_pin_buffer_v2(g, a->va, a->size, 0, &mh);
+	if (!err) {
+		err = gdr_map(g, mh, &map, GPU_PAGE);
+		if (!err) {
+			vm_fill(want, sizeof(want), seed);
+			err = gdr_copy_to_mapping(mh, map, want, sizeof(want));
+			if (!err)
+				err = vm_sim_read(a->va, got, sizeof(got));
+			if (!err && vm_diff(want, got, sizeof(got)) >= 0)
+				err = EIO;
+			if (!err)
+				err = gdr_unmap(g, mh, map, GPU_PAGE);
+		}
+		if (!err)
+			err = gdr_unpin_buffer(g, mh);
+	}
+	if (err)
+		gdr_ext_take_errors(why, size);
+	if (gdr_close(g) && !err)
+		err = EIO;
+	return err;
+}
+
+/* The library's calls, failing at each of gdrdrv's steps in turn: ENOMEM, said, and nothing left. */
+static int case_fault_library_each_step(void)
+{
+	static const char *const want[] = { "open", "pin: memory region", "pin: handle table",
+					    NULL };
+	const char *ko, *missing;
+	char seen[MAX_RUNS][64], why[GDR_EXT_ERRORS_MAX];
+	struct nvp2p_sim_alloc a;
+	int kmsg, n, err = -1, nseen = 0;
+	uint64_t pins;
+
+	CHECK_PASS(fault_build(&ko));
+	CHECK_OK(load_fault_build(ko, persistent_param()));
+	setenv("GDRCOPY_BACKEND", "gdrdrv", 1);
+	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
+	pins = vm_pins();
+	kmsg = kmsg_from_now();
+	CHECK(kmsg >= 0, "cannot read /dev/kmsg: %s", strerror(errno));
+	for (n = 1; n <= MAX_RUNS; n++) {
+		CHECK_OK(write_fail_nth(n));
+		err = library_run(&a, (uint32_t)n, why, sizeof(why));
+		if (!err && read_fail_nth() > 0)
+			break;
+		kmsg_fault_step(kmsg, seen[nseen], sizeof(seen[nseen]));
+		why[strcspn(why, "\n")] = '\0';
+		vm_log("fail_nth=%d: %s at step '%s': %s", n, err ? strerror(err) : "no error",
+		       seen[nseen], why);
+		CHECK(err == ENOMEM, "the run with fail_nth=%d %s%s, not ENOMEM, at step '%s'", n,
+		      err ? "failed with " : "passed", err ? strerror(err) : "", seen[nseen]);
+		CHECK(seen[nseen][0], "the run with fail_nth=%d failed, but no step says it was "
+		      "made to", n);
+		CHECK(strstr(why, strerror(ENOMEM)),
+		      "the library's call that failed at '%s' did not say why (%s): '%s'",
+		      seen[nseen], strerror(ENOMEM), why);
+		CHECK(vm_pins() == pins, "the pin that failed at '%s' left %llu pin(s) in the "
+		      "NVIDIA driver", seen[nseen], (unsigned long long)(vm_pins() - pins));
+		nseen++;
+	}
+	close(kmsg);
+	CHECK(!err, "the run with fail_nth=%d failed (%s): a step fails every time", n - 1,
+	      strerror(err));
+	missing = missing_step(want, seen, nseen);
+	EXPECT(!missing, "the step '%s' was never made to fail", missing);
+	CHECK_OK(write_fail_nth(0));
+	CHECK_OK(vm_free(a.va));
+	err = unload();
+	CHECK(!err, "gdrdrv does not unload after %d failed runs (%s): an unwind kept a reference",
+	      nseen, strerror(err));
+	return test_failures() ? TEST_FAIL : TEST_PASS;
+}
+
 const struct vm_case vm_cases[] = {
 	{ "fault_load_each_step", case_fault_load_each_step, "f" },
 	{ "fault_pin_each_step", case_fault_pin_each_step, "f" },
+	{ "fault_library_each_step", case_fault_library_each_step, "f" },
 	{ NULL, NULL, NULL },
 };
