@@ -25,7 +25,7 @@
 # the fuzz cases.
 #
 # Last in each gdrdrv phase, with gdrdrv unloaded, the fault cases (mode f) load gdrdrv's
-# fault-injection build themselves (/gdr/modules/FLAVOR/gdrdrv-fault.ko, x86 kernels only) and
+# fault-injection build themselves (/gdr/modules/FLAVOR/gdrdrv-fault.ko) and
 # unload it before they end.
 #
 # In each gdrdrv phase, after the kernel-tier cases, every case of gdrcopy_sanity (extended

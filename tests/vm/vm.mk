@@ -80,10 +80,8 @@ VM_INITRAMFS := $(VM_KDIR_OUT)/initramfs.cpio
 VM_TIERS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/vm-tier-$(f))
 
 VM_GDRDRV_KOS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/gdrdrv-$(f)/gdrdrv.ko)
-# And gdrdrv's fault-injection build (kernel/gdrdrv_fault.c), for tests/vm/test_faults.c, on the
-# x86 kernels (the other architectures' tiers skip those cases, saying so): the same sources,
-# so one architecture's kernels are enough for its unwinding, whose code is not per-arch.
-VM_FAULT_KOS := $(if $(VM_ARCH),,$(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/gdrdrv-fault-$(f)/gdrdrv.ko))
+# And gdrdrv's fault-injection build (kernel/gdrdrv_fault.c), for tests/vm/test_faults.c.
+VM_FAULT_KOS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/gdrdrv-fault-$(f)/gdrdrv.ko)
 # kernel.mk's target is phony: kbuild decides what is out of date. In a chroot, kernel/'s own
 # Makefile, which is what kernel.mk runs (the top one wants more than the chroot has).
 $(VM_KDIR_OUT)/gdrdrv-%/gdrdrv.ko: FORCE_VM_TIER
