@@ -793,6 +793,62 @@ static int case_hostile_vulkan_map_null(void)
 	return hostile_vulkan("map_null", NULL, "map_null", "returned VK_SUCCESS but no pointer");
 }
 
+/* Of eight memory types, the import goes to the one that is right (vulkan_hostile.c says why). */
+static int case_hostile_vulkan_memory_types(void)
+{
+	return hostile_vulkan("memory_types", NULL, "pin_copy", NULL);
+}
+
+/* A heap index the table's count does not reach names nothing, whatever lies in that slot. */
+static int case_hostile_vulkan_heap_past_count(void)
+{
+	return hostile_vulkan("heap_past_count", NULL, "open_fails",
+			      "has no DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory type");
+}
+
+/* Nor does one past the spec's 16 heaps, however many the driver says it has. */
+static int case_hostile_vulkan_heap_count(void)
+{
+	return hostile_vulkan("heap_count", NULL, "open_fails",
+			      "has no DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory type");
+}
+
+static int case_hostile_vulkan_not_importable(void)
+{
+	return hostile_vulkan("not_importable", NULL, "open_fails",
+			      "cannot import OPAQUE_FD memory");
+}
+
+static int case_hostile_vulkan_no_fd_extension(void)
+{
+	return hostile_vulkan("no_fd_extension", NULL, "open_fails",
+			      "lacks VK_KHR_external_memory_fd");
+}
+
+/* VK_INCOMPLETE is a success: what was written is used. */
+static int case_hostile_vulkan_incomplete(void)
+{
+	return hostile_vulkan("incomplete", NULL, "pin_copy", NULL);
+}
+
+static int case_hostile_vulkan_no_devices(void)
+{
+	return hostile_vulkan("no_devices", NULL, "open_fails", "no Vulkan device: install");
+}
+
+static int case_hostile_vulkan_api_1_0(void)
+{
+	return hostile_vulkan("api_1_0", NULL, "open_fails",
+			      "only supports Vulkan 1.0; 1.1 is needed");
+}
+
+/* All 16 bytes of the UUID are compared. */
+static int case_hostile_vulkan_uuid_last_byte(void)
+{
+	return hostile_vulkan("uuid_last_byte", NULL, "open_fails",
+			      "no Vulkan device matches CUDA device 0");
+}
+
 /*
  * The same loader that gives the simulated CUDA driver no vkDestroyInstance: the simulator, which
  * tests for it, goes without Vulkan (its memory on memfds) instead of calling the NULL.
@@ -811,6 +867,15 @@ static const struct test_case cases[] = {
 	{ "hostile_vulkan_device_count", case_hostile_vulkan_device_count },
 	{ "hostile_vulkan_map_unaligned", case_hostile_vulkan_map_unaligned },
 	{ "hostile_vulkan_map_null", case_hostile_vulkan_map_null },
+	{ "hostile_vulkan_memory_types", case_hostile_vulkan_memory_types },
+	{ "hostile_vulkan_heap_past_count", case_hostile_vulkan_heap_past_count },
+	{ "hostile_vulkan_heap_count", case_hostile_vulkan_heap_count },
+	{ "hostile_vulkan_not_importable", case_hostile_vulkan_not_importable },
+	{ "hostile_vulkan_no_fd_extension", case_hostile_vulkan_no_fd_extension },
+	{ "hostile_vulkan_incomplete", case_hostile_vulkan_incomplete },
+	{ "hostile_vulkan_no_devices", case_hostile_vulkan_no_devices },
+	{ "hostile_vulkan_api_1_0", case_hostile_vulkan_api_1_0 },
+	{ "hostile_vulkan_uuid_last_byte", case_hostile_vulkan_uuid_last_byte },
 	{ "hostile_vulkan_sim_no_destroy", case_hostile_vulkan_sim_no_destroy },
 	{ "no_libcuda", case_no_libcuda },
 	{ "default_picks_vulkan", case_default_picks_vulkan },

@@ -12,7 +12,23 @@
  *   map_unaligned    vkMapMemory's pointer is 64 bytes past the one the driver gave (the spec
  *                    only promises minMemoryMapAlignment, which may be 64: not a page)
  *   map_null         vkMapMemory succeeds with a NULL pointer (the mapping is made)
+ *   heap_past_count  every memory type names the heap just past memoryHeapCount, and that
+ *                    slot of the table holds a DEVICE_LOCAL heap (past the count: none)
+ *   heap_count       memoryHeapCount 0xffffffff (the spec's limit is 16), every memory type's
+ *                    heap far past the table
+ *   memory_types     a table of eight memory types on three heaps, of which one is right for
+ *                    an import (DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT, uncached, the first such
+ *                    on the largest DEVICE_LOCAL heap): vkAllocateMemory refuses every other
+ *                    index, and imports into the real type for that one
+ *   not_importable   OPAQUE_FD memory is exportable only, not importable
+ *   no_fd_extension  the device lists no VK_KHR_external_memory_fd
+ *   incomplete       both enumerations return VK_INCOMPLETE with what they wrote (the list grew
+ *                    between the count and the fill): a success
+ *   no_devices       vkEnumeratePhysicalDevices succeeds with no device
+ *   api_1_0          the device reports Vulkan 1.0
+ *   uuid_last_byte   the device's UUID differs from CUDA's in its last byte only
  *
+ * GDRCOPY_TEST_VK_HOSTILE may name several, separated by commas.
  * and, when a test program asks (vulkan_hostile.h, vulkan_failing.c), fails the library's calls.
  *
  * The simulated CUDA driver loads Vulkan too (for lavapipe-backed memory) and gets the real
@@ -24,6 +40,7 @@
 #define VK_NO_PROTOTYPES
 #include <dlfcn.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +57,20 @@ static PFN_vkEnumerateDeviceExtensionProperties real_device_extensions;
 static PFN_vkEnumeratePhysicalDevices real_physical_devices;
 static PFN_vkGetDeviceProcAddr real_device_proc_addr;
 static PFN_vkMapMemory real_map_memory;
+static PFN_vkAllocateMemory real_allocate_memory;
+static PFN_vkGetPhysicalDeviceExternalBufferProperties real_external_buffer_properties;
+static PFN_vkGetPhysicalDeviceProperties2 real_properties2;
 
+/* Whether GDRCOPY_TEST_VK_HOSTILE, a comma-separated list, names mode. */
 static bool hostile(const char *mode)
 {
 	const char *m = getenv("GDRCOPY_TEST_VK_HOSTILE");
+	size_t len = strlen(mode);
 
-	return m && !strcmp(m, mode);
+	for (const char *p = m; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, mode, len) && (p[len] == ',' || p[len] == '\0'))
+			return true;
+	return false;
 }
 
 static bool called_from_library(const void *return_address)
@@ -73,6 +98,49 @@ static PFN_vkGetInstanceProcAddr real_loader(void)
 	return real_gipa;
 }
 
+#define DL VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+#define HV VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT
+#define HC VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+#define CACHED VK_MEMORY_PROPERTY_HOST_CACHED_BIT
+/* memory_types: the one index an import may use, and the real type it stands for. */
+#define RIGHT_TYPE 4
+static uint32_t real_type;
+
+/*
+ * memory_types: every way of being wrong that a type can have, around the right one: not
+ * coherent, on a host heap larger than VRAM, on a smaller DEVICE_LOCAL heap, cached; and the
+ * right one's twin after it (the first of equals wins).
+ */
+static void memory_types(VkPhysicalDeviceMemoryProperties *mp)
+{
+	VkMemoryHeap vram = mp->memoryHeaps[0];
+	const VkMemoryType types[] = {
+		{ DL | HV, 0 },			/* not HOST_COHERENT */
+		{ DL | HV | HC | CACHED, 1 },	/* the largest heap, but host memory */
+		{ DL | HV | HC | CACHED, 2 },	/* a smaller DEVICE_LOCAL heap */
+		{ DL | HV | HC | CACHED, 0 },	/* cached */
+		{ DL | HV | HC, 0 },		/* RIGHT_TYPE */
+		{ DL | HV | HC | CACHED, 0 },	/* cached, after the right one */
+		{ DL | HV | HC, 0 },		/* the right one's twin */
+		{ DL | HV | HC, 2 },		/* uncached, on the smaller heap */
+	};
+
+	for (uint32_t i = 0; i < mp->memoryTypeCount && i < VK_MAX_MEMORY_TYPES; i++) {
+		if ((mp->memoryTypes[i].propertyFlags & (DL | HV | HC)) == (DL | HV | HC)) {
+			real_type = i;
+			break;
+		}
+	}
+	memset(mp, 0, sizeof(*mp));
+	mp->memoryHeaps[0] = vram;
+	mp->memoryHeaps[1] = (VkMemoryHeap){ .size = vram.size * 2, .flags = 0 };
+	mp->memoryHeaps[2] = (VkMemoryHeap){ .size = vram.size / 2,
+					     .flags = VK_MEMORY_HEAP_DEVICE_LOCAL_BIT };
+	mp->memoryHeapCount = 3;
+	memcpy(mp->memoryTypes, types, sizeof(types));
+	mp->memoryTypeCount = sizeof(types) / sizeof(types[0]);
+}
+
 static void VKAPI_CALL memory_properties(VkPhysicalDevice pd,
 					 VkPhysicalDeviceMemoryProperties *mp)
 {
@@ -82,6 +150,19 @@ static void VKAPI_CALL memory_properties(VkPhysicalDevice pd,
 			mp->memoryTypes[i].heapIndex = 0x40000000u;
 	if (hostile("type_count"))
 		mp->memoryTypeCount = 0xffffffffu;
+	if (hostile("heap_past_count") && mp->memoryHeapCount < VK_MAX_MEMORY_HEAPS) {
+		for (uint32_t i = 0; i < mp->memoryTypeCount && i < VK_MAX_MEMORY_TYPES; i++)
+			mp->memoryTypes[i].heapIndex = mp->memoryHeapCount;
+		mp->memoryHeaps[mp->memoryHeapCount] = (VkMemoryHeap){
+			.size = 1ull << 40, .flags = VK_MEMORY_HEAP_DEVICE_LOCAL_BIT };
+	}
+	if (hostile("heap_count")) {
+		for (uint32_t i = 0; i < mp->memoryTypeCount && i < VK_MAX_MEMORY_TYPES; i++)
+			mp->memoryTypes[i].heapIndex = 0x40000000u;
+		mp->memoryHeapCount = 0xffffffffu;
+	}
+	if (hostile("memory_types"))
+		memory_types(mp);
 }
 
 static VkResult VKAPI_CALL device_extensions(VkPhysicalDevice pd, const char *layer, uint32_t *n,
@@ -89,18 +170,32 @@ static VkResult VKAPI_CALL device_extensions(VkPhysicalDevice pd, const char *la
 {
 	VkResult r = real_device_extensions(pd, layer, n, props);
 
-	if (props && r >= 0)
+	if (props && r >= 0 && hostile("no_fd_extension"))
+		for (uint32_t i = 0; i < *n; i++)
+			if (!strcmp(props[i].extensionName,
+				    VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
+				props[i].extensionName[0] = 'X';
+	if (props && r >= 0 && hostile("extension_count"))
 		*n += OVERCOUNT;
+	if (props && r == VK_SUCCESS && hostile("incomplete"))
+		r = VK_INCOMPLETE;
 	return r;
 }
 
 static VkResult VKAPI_CALL physical_devices(VkInstance instance, uint32_t *n,
 					    VkPhysicalDevice *pds)
 {
-	VkResult r = real_physical_devices(instance, n, pds);
+	VkResult r;
 
-	if (pds && r >= 0)
+	if (hostile("no_devices")) {
+		*n = 0;
+		return VK_SUCCESS;
+	}
+	r = real_physical_devices(instance, n, pds);
+	if (pds && r >= 0 && hostile("device_count"))
 		*n += OVERCOUNT;
+	if (pds && r == VK_SUCCESS && hostile("incomplete"))
+		r = VK_INCOMPLETE;
 	return r;
 }
 
@@ -120,6 +215,51 @@ static VkResult VKAPI_CALL map_memory(VkDevice device, VkDeviceMemory memory, Vk
 	return r;
 }
 
+/* The first structure of type in chain, or NULL. */
+static const VkBaseInStructure *find_in_chain(const void *chain, VkStructureType type)
+{
+	for (const VkBaseInStructure *p = chain; p; p = p->pNext)
+		if (p->sType == type)
+			return p;
+	return NULL;
+}
+
+static VkResult VKAPI_CALL allocate_memory(VkDevice device, const VkMemoryAllocateInfo *info,
+					   const VkAllocationCallbacks *alloc, VkDeviceMemory *out)
+{
+	VkMemoryAllocateInfo real = *info;
+
+	if (hostile("memory_types")) {
+		if (info->memoryTypeIndex != RIGHT_TYPE)
+			return VK_ERROR_INVALID_EXTERNAL_HANDLE;
+		real.memoryTypeIndex = real_type;
+	}
+	return real_allocate_memory(device, &real, alloc, out);
+}
+
+static void VKAPI_CALL external_buffer_properties(VkPhysicalDevice pd,
+						  const VkPhysicalDeviceExternalBufferInfo *info,
+						  VkExternalBufferProperties *props)
+{
+	VkExternalMemoryFeatureFlags *f = &props->externalMemoryProperties.externalMemoryFeatures;
+
+	real_external_buffer_properties(pd, info, props);
+	if (hostile("not_importable"))
+		*f &= ~(VkExternalMemoryFeatureFlags)VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT;
+}
+
+static void VKAPI_CALL properties2(VkPhysicalDevice pd, VkPhysicalDeviceProperties2 *props)
+{
+	VkPhysicalDeviceIDProperties *id = (VkPhysicalDeviceIDProperties *)(uintptr_t)
+		find_in_chain(props->pNext, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES);
+
+	real_properties2(pd, props);
+	if (hostile("api_1_0"))
+		props->properties.apiVersion = VK_API_VERSION_1_0;
+	if (hostile("uuid_last_byte") && id)
+		id->deviceUUID[VK_UUID_SIZE - 1] ^= 1;
+}
+
 static PFN_vkVoidFunction towards_library(const char *name, PFN_vkVoidFunction next);
 
 static PFN_vkVoidFunction VKAPI_CALL device_proc_addr(VkDevice device, const char *name)
@@ -135,21 +275,39 @@ static PFN_vkVoidFunction hostile_wrap(const char *name, PFN_vkVoidFunction next
 	if (!next)
 		return NULL;
 	if (!strcmp(name, "vkGetPhysicalDeviceMemoryProperties") &&
-	    (hostile("heap_index") || hostile("type_count"))) {
+	    (hostile("heap_index") || hostile("type_count") || hostile("heap_past_count") ||
+	     hostile("heap_count") || hostile("memory_types"))) {
 		real_memory_properties = (PFN_vkGetPhysicalDeviceMemoryProperties)next;
 		return (PFN_vkVoidFunction)memory_properties;
 	}
-	if (!strcmp(name, "vkEnumerateDeviceExtensionProperties") && hostile("extension_count")) {
+	if (!strcmp(name, "vkEnumerateDeviceExtensionProperties") &&
+	    (hostile("extension_count") || hostile("no_fd_extension") || hostile("incomplete"))) {
 		real_device_extensions = (PFN_vkEnumerateDeviceExtensionProperties)next;
 		return (PFN_vkVoidFunction)device_extensions;
 	}
-	if (!strcmp(name, "vkEnumeratePhysicalDevices") && hostile("device_count")) {
+	if (!strcmp(name, "vkEnumeratePhysicalDevices") &&
+	    (hostile("device_count") || hostile("incomplete") || hostile("no_devices"))) {
 		real_physical_devices = (PFN_vkEnumeratePhysicalDevices)next;
 		return (PFN_vkVoidFunction)physical_devices;
 	}
 	if (!strcmp(name, "vkMapMemory") && (hostile("map_unaligned") || hostile("map_null"))) {
 		real_map_memory = (PFN_vkMapMemory)next;
 		return (PFN_vkVoidFunction)map_memory;
+	}
+	if (!strcmp(name, "vkAllocateMemory") && hostile("memory_types")) {
+		real_allocate_memory = (PFN_vkAllocateMemory)next;
+		return (PFN_vkVoidFunction)allocate_memory;
+	}
+	if (!strcmp(name, "vkGetPhysicalDeviceExternalBufferProperties") &&
+	    hostile("not_importable")) {
+		real_external_buffer_properties =
+			(PFN_vkGetPhysicalDeviceExternalBufferProperties)next;
+		return (PFN_vkVoidFunction)external_buffer_properties;
+	}
+	if (!strcmp(name, "vkGetPhysicalDeviceProperties2") &&
+	    (hostile("api_1_0") || hostile("uuid_last_byte"))) {
+		real_properties2 = (PFN_vkGetPhysicalDeviceProperties2)next;
+		return (PFN_vkVoidFunction)properties2;
 	}
 	return next;
 }
