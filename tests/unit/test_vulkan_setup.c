@@ -25,6 +25,7 @@
 #include "gdrapi_ext.h"
 #include "harness.h"
 #include "testcuda_entry_points.h"
+#include "vulkan_hostile.h"
 
 static char sim_dir[PATH_MAX];
 static char child_out[16384];
@@ -42,6 +43,62 @@ static int child_open_fails(void)
 		return 1;
 	}
 	return 0;
+}
+
+/* ---- The hostile loader's counts of the library's Vulkan objects (vulkan_hostile.h) ---- */
+
+static vk_hostile_live_fn vk_live;
+static const char *vk_fail_call;
+
+/* Fail only the call GDRCOPY_TEST_VK_FAIL names, with the first error the spec allows it. */
+static VkResult fail_named(const char *call, const VkResult *errors, unsigned int n)
+{
+	return vk_fail_call && n && !strcmp(call, vk_fail_call) ? errors[0] : VK_SUCCESS;
+}
+
+/*
+ * Have the hostile loader (the libvulkan.so.1 the library will load) count the library's Vulkan
+ * objects from here on, and fail the call GDRCOPY_TEST_VK_FAIL names; 0, or 1 said.
+ */
+static int count_vulkan_objects(void)
+{
+	void *vk = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	vk_hostile_fail_with_fn fail_with =
+		vk ? (vk_hostile_fail_with_fn)dlsym(vk, VK_HOSTILE_FAIL_WITH) : NULL;
+
+	vk_live = vk ? (vk_hostile_live_fn)dlsym(vk, VK_HOSTILE_LIVE) : NULL;
+	if (!fail_with || !vk_live) {
+		printf("libvulkan.so.1 is not the hostile loader\n");
+		return 1;
+	}
+	vk_fail_call = getenv("GDRCOPY_TEST_VK_FAIL");
+	fail_with(fail_named);
+	return 0;
+}
+
+/*
+ * Say which of the library's Vulkan objects are alive; 1 if an import, a buffer or a mapping is
+ * (none may outlive its pin), or with all, an instance or a device (after a failed gdr_open).
+ */
+static int vulkan_objects_left(bool all)
+{
+	struct vk_hostile_live l;
+
+	vk_live(&l);
+	printf("left: instances %ld devices %ld memories %ld buffers %ld maps %ld\n", l.instances,
+	       l.devices, l.memories, l.buffers, l.maps);
+	return l.memories || l.buffers || l.maps || (all && (l.instances || l.devices));
+}
+
+/* child_open_fails, and the failed gdr_open leaves no Vulkan object alive. */
+static int child_open_fails_counted(void)
+{
+	int ret;
+
+	if (count_vulkan_objects())
+		return 1;
+	ret = child_open_fails();
+	return vulkan_objects_left(true) || ret;
 }
 
 /* gdr_open must pick the vulkan backend. */
@@ -359,6 +416,20 @@ static int child_pin_copy(void)
 	return gdr_close(g) ? 1 : 0;
 }
 
+/*
+ * child_pin_copy (GDRCOPY_TEST_VK_FAIL may fail a Vulkan call), and the pin, map, unmap and unpin
+ * leave no import, buffer or mapping alive, whether the pin succeeded or not.
+ */
+static int child_pin_counted(void)
+{
+	int ret;
+
+	if (count_vulkan_objects())
+		return 1;
+	ret = child_pin_copy();
+	return vulkan_objects_left(false) || ret;
+}
+
 /* Whether no page of [va, va + len) is mapped in a fork child (msync: ENOMEM where none is). */
 static bool kept_from_fork(const void *va, size_t len)
 {
@@ -476,7 +547,9 @@ static const struct {
 	int (*run)(void);
 } children[] = {
 	{ "pin_copy", child_pin_copy },
+	{ "pin_counted", child_pin_counted },
 	{ "open_fails", child_open_fails },
+	{ "open_fails_counted", child_open_fails_counted },
 	{ "open_vulkan", child_open_vulkan },
 	{ "open_forced", child_open_forced },
 	{ "process_state", child_process_state },
@@ -735,14 +808,17 @@ static int case_bad_address_range(void)
  * neither crashes nor reads past what it was given; it declines the device, or the open, with a
  * reason, where the answer leaves nothing usable, and otherwise works.
  */
-static int hostile_vulkan(const char *mode, const char *extra_env, const char *child,
-			  const char *log)
+static int hostile_vulkan_env(const char *mode, const char *const *extra, const char *child,
+			      const char *log)
 {
-	static char ld_path[3 * PATH_MAX], loader[PATH_MAX + 32], hostile[64];
-	const char *const env[] = { ld_path, loader, hostile, "GDRCOPY_BACKEND=vulkan", extra_env,
-				    NULL };
+	static char ld_path[3 * PATH_MAX], loader[PATH_MAX + 32], hostile[128];
+	const char *env[8] = { ld_path, loader, hostile, "GDRCOPY_BACKEND=vulkan" };
 	const char *real = test_vulkan_loader_path();
+	size_t n = 4;
 
+	for (; extra && *extra && n < sizeof(env) / sizeof(env[0]) - 1; extra++)
+		env[n++] = *extra;
+	env[n] = NULL;
 	if (!real)
 		return test_skip("no Vulkan loader (libvulkan.so.1) to wrap");
 	snprintf(ld_path, sizeof(ld_path), "LD_LIBRARY_PATH=%s/../vulkan-hostile:%s", sim_dir,
@@ -750,6 +826,14 @@ static int hostile_vulkan(const char *mode, const char *extra_env, const char *c
 	snprintf(loader, sizeof(loader), "GDRCOPY_TEST_VK_LOADER=%s", real);
 	snprintf(hostile, sizeof(hostile), "GDRCOPY_TEST_VK_HOSTILE=%s", mode);
 	return expect(child, true, env, log);
+}
+
+static int hostile_vulkan(const char *mode, const char *extra_env, const char *child,
+			  const char *log)
+{
+	const char *const extra[] = { extra_env, NULL };
+
+	return hostile_vulkan_env(mode, extra, child, log);
 }
 
 static int case_hostile_vulkan_heap_index(void)
@@ -813,6 +897,28 @@ static int case_hostile_vulkan_heap_count(void)
 			      "has no DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory type");
 }
 
+/*
+ * A device whose OPAQUE_FD imports must be dedicated: each pin imports into a buffer of its own,
+ * which its unpin destroys, and every failure on the way (the buffer's creation, a memory type
+ * the buffer does not allow, the import) leaves neither buffer nor import behind.
+ */
+static int case_hostile_vulkan_dedicated_only(void)
+{
+	static const char *const no_buffer[] = { "GDRCOPY_TEST_VK_FAIL=vkCreateBuffer",
+						 "GDRCOPY_TEST_WANT_PIN=12" /* ENOMEM */, NULL };
+	static const char *const no_import[] = { "GDRCOPY_TEST_VK_FAIL=vkAllocateMemory",
+						 "GDRCOPY_TEST_WANT_PIN=12" /* ENOMEM */, NULL };
+	static const char *const refused[] = { "GDRCOPY_TEST_WANT_PIN=95" /* ENOTSUP */, NULL };
+
+	return hostile_vulkan("dedicated_only", NULL, "pin_counted", "buffers 0") ||
+	       hostile_vulkan_env("dedicated_only", no_buffer, "pin_counted",
+				  "vkCreateBuffer(2097152 bytes) for a dedicated import failed") ||
+	       hostile_vulkan_env("dedicated_only", no_import, "pin_counted",
+				  "VK_ERROR_OUT_OF_HOST_MEMORY") ||
+	       hostile_vulkan_env("dedicated_only,buffer_types", refused, "pin_counted",
+				  "does not allow memory type");
+}
+
 static int case_hostile_vulkan_not_importable(void)
 {
 	return hostile_vulkan("not_importable", NULL, "open_fails",
@@ -850,6 +956,30 @@ static int case_hostile_vulkan_uuid_last_byte(void)
 }
 
 /*
+ * Entry points the loader or the driver does not give: gdr_open, or the pin that would create
+ * the VkDevice, fails saying so, and what was made on the way (the instance, the device) is
+ * destroyed.
+ */
+static int case_hostile_vulkan_hidden(void)
+{
+	static const char *const no_core[] = { "GDRCOPY_TEST_WANT_PIN=38" /* ENOSYS */, NULL };
+
+	if (hostile_vulkan("hide=vkCreateInstance", NULL, "open_fails",
+			   "has no vkGetInstanceProcAddr/vkCreateInstance") ||
+	    hostile_vulkan("hide=vkGetDeviceProcAddr", NULL, "open_fails_counted",
+			   "lacks Vulkan 1.1 entry points"))
+		return 1;
+	if (!strstr(child_out, "left: instances 0 devices 0"))
+		return test_fail("a failed gdr_open left Vulkan objects: %s", child_out);
+	if (hostile_vulkan_env("hide=vkGetBufferMemoryRequirements", no_core, "pin_counted",
+			       "lacks core entry points"))
+		return 1;
+	if (!strstr(child_out, "devices 0"))
+		return test_fail("a VkDevice that lacked entry points is alive: %s", child_out);
+	return 0;
+}
+
+/*
  * The same loader that gives the simulated CUDA driver no vkDestroyInstance: the simulator, which
  * tests for it, goes without Vulkan (its memory on memfds) instead of calling the NULL.
  */
@@ -870,12 +1000,14 @@ static const struct test_case cases[] = {
 	{ "hostile_vulkan_memory_types", case_hostile_vulkan_memory_types },
 	{ "hostile_vulkan_heap_past_count", case_hostile_vulkan_heap_past_count },
 	{ "hostile_vulkan_heap_count", case_hostile_vulkan_heap_count },
+	{ "hostile_vulkan_dedicated_only", case_hostile_vulkan_dedicated_only },
 	{ "hostile_vulkan_not_importable", case_hostile_vulkan_not_importable },
 	{ "hostile_vulkan_no_fd_extension", case_hostile_vulkan_no_fd_extension },
 	{ "hostile_vulkan_incomplete", case_hostile_vulkan_incomplete },
 	{ "hostile_vulkan_no_devices", case_hostile_vulkan_no_devices },
 	{ "hostile_vulkan_api_1_0", case_hostile_vulkan_api_1_0 },
 	{ "hostile_vulkan_uuid_last_byte", case_hostile_vulkan_uuid_last_byte },
+	{ "hostile_vulkan_hidden", case_hostile_vulkan_hidden },
 	{ "hostile_vulkan_sim_no_destroy", case_hostile_vulkan_sim_no_destroy },
 	{ "no_libcuda", case_no_libcuda },
 	{ "default_picks_vulkan", case_default_picks_vulkan },

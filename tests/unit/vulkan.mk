@@ -23,6 +23,7 @@ $(VK_TESTS): $(BUILD)/tests/unit/%: $(OBJ)/tests/unit/%.o $(HARNESS_OBJS) $(CUDA
 		-Wl,-rpath,'$$ORIGIN/../../lib' -lgdrapi -lcuda -ldl
 
 # Not linked with libcuda: it runs itself with the environment each case needs.
+$(OBJ)/tests/unit/test_vulkan_setup.o: ALL_CFLAGS += -Itests/sim/vulkan_hostile
 $(VK_SETUP_TEST): $(OBJ)/tests/unit/test_vulkan_setup.o $(HARNESS_OBJS) $(LIB_SHARED) \
 		$(SIM_CUDA_LIB) $(SIM_VK_HOSTILE_LIB)
 	@mkdir -p $(dir $@)

@@ -20,6 +20,9 @@
  *                    an import (DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT, uncached, the first such
  *                    on the largest DEVICE_LOCAL heap): vkAllocateMemory refuses every other
  *                    index, and imports into the real type for that one
+ *   dedicated_only   OPAQUE_FD buffers are DEDICATED_ONLY: vkAllocateMemory refuses an import
+ *                    without a VkMemoryDedicatedAllocateInfo that names a buffer
+ *   buffer_types     vkGetBufferMemoryRequirements allows no memory type (memoryTypeBits 0)
  *   not_importable   OPAQUE_FD memory is exportable only, not importable
  *   no_fd_extension  the device lists no VK_KHR_external_memory_fd
  *   incomplete       both enumerations return VK_INCOMPLETE with what they wrote (the list grew
@@ -27,6 +30,7 @@
  *   no_devices       vkEnumeratePhysicalDevices succeeds with no device
  *   api_1_0          the device reports Vulkan 1.0
  *   uuid_last_byte   the device's UUID differs from CUDA's in its last byte only
+ *   hide=NAME        vkGetInstanceProcAddr and vkGetDeviceProcAddr give no NAME
  *
  * GDRCOPY_TEST_VK_HOSTILE may name several, separated by commas.
  * and, when a test program asks (vulkan_hostile.h, vulkan_failing.c), fails the library's calls.
@@ -58,6 +62,7 @@ static PFN_vkEnumeratePhysicalDevices real_physical_devices;
 static PFN_vkGetDeviceProcAddr real_device_proc_addr;
 static PFN_vkMapMemory real_map_memory;
 static PFN_vkAllocateMemory real_allocate_memory;
+static PFN_vkGetBufferMemoryRequirements real_buffer_requirements;
 static PFN_vkGetPhysicalDeviceExternalBufferProperties real_external_buffer_properties;
 static PFN_vkGetPhysicalDeviceProperties2 real_properties2;
 
@@ -71,6 +76,15 @@ static bool hostile(const char *mode)
 		if (!strncmp(p, mode, len) && (p[len] == ',' || p[len] == '\0'))
 			return true;
 	return false;
+}
+
+/* Whether the modes hide the entry point name (hide=NAME). */
+static bool hidden(const char *name)
+{
+	char mode[128];
+
+	snprintf(mode, sizeof(mode), "hide=%s", name);
+	return hostile(mode);
 }
 
 static bool called_from_library(const void *return_address)
@@ -229,12 +243,27 @@ static VkResult VKAPI_CALL allocate_memory(VkDevice device, const VkMemoryAlloca
 {
 	VkMemoryAllocateInfo real = *info;
 
+	if (hostile("dedicated_only")) {
+		const VkMemoryDedicatedAllocateInfo *d = (const VkMemoryDedicatedAllocateInfo *)
+			find_in_chain(info->pNext,
+				      VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO);
+
+		if (!d || d->buffer == VK_NULL_HANDLE)
+			return VK_ERROR_INVALID_EXTERNAL_HANDLE;
+	}
 	if (hostile("memory_types")) {
 		if (info->memoryTypeIndex != RIGHT_TYPE)
 			return VK_ERROR_INVALID_EXTERNAL_HANDLE;
 		real.memoryTypeIndex = real_type;
 	}
 	return real_allocate_memory(device, &real, alloc, out);
+}
+
+static void VKAPI_CALL buffer_requirements(VkDevice device, VkBuffer buffer,
+					   VkMemoryRequirements *req)
+{
+	real_buffer_requirements(device, buffer, req);
+	req->memoryTypeBits = 0;
 }
 
 static void VKAPI_CALL external_buffer_properties(VkPhysicalDevice pd,
@@ -244,6 +273,8 @@ static void VKAPI_CALL external_buffer_properties(VkPhysicalDevice pd,
 	VkExternalMemoryFeatureFlags *f = &props->externalMemoryProperties.externalMemoryFeatures;
 
 	real_external_buffer_properties(pd, info, props);
+	if (hostile("dedicated_only"))
+		*f |= VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT;
 	if (hostile("not_importable"))
 		*f &= ~(VkExternalMemoryFeatureFlags)VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT;
 }
@@ -272,7 +303,7 @@ static PFN_vkVoidFunction hostile_wrap(const char *name, PFN_vkVoidFunction next
 {
 	if (!strcmp(name, "vkDestroyInstance") && hostile("no_destroy"))
 		return NULL;
-	if (!next)
+	if (!next || hidden(name))
 		return NULL;
 	if (!strcmp(name, "vkGetPhysicalDeviceMemoryProperties") &&
 	    (hostile("heap_index") || hostile("type_count") || hostile("heap_past_count") ||
@@ -294,12 +325,17 @@ static PFN_vkVoidFunction hostile_wrap(const char *name, PFN_vkVoidFunction next
 		real_map_memory = (PFN_vkMapMemory)next;
 		return (PFN_vkVoidFunction)map_memory;
 	}
-	if (!strcmp(name, "vkAllocateMemory") && hostile("memory_types")) {
+	if (!strcmp(name, "vkAllocateMemory") && (hostile("dedicated_only") ||
+	    hostile("memory_types"))) {
 		real_allocate_memory = (PFN_vkAllocateMemory)next;
 		return (PFN_vkVoidFunction)allocate_memory;
 	}
+	if (!strcmp(name, "vkGetBufferMemoryRequirements") && hostile("buffer_types")) {
+		real_buffer_requirements = (PFN_vkGetBufferMemoryRequirements)next;
+		return (PFN_vkVoidFunction)buffer_requirements;
+	}
 	if (!strcmp(name, "vkGetPhysicalDeviceExternalBufferProperties") &&
-	    hostile("not_importable")) {
+	    (hostile("dedicated_only") || hostile("not_importable"))) {
 		real_external_buffer_properties =
 			(PFN_vkGetPhysicalDeviceExternalBufferProperties)next;
 		return (PFN_vkVoidFunction)external_buffer_properties;
@@ -321,7 +357,7 @@ static PFN_vkVoidFunction towards_library(const char *name, PFN_vkVoidFunction n
 {
 	if (!strcmp(name, "vkGetDeviceProcAddr")) {
 		real_device_proc_addr = (PFN_vkGetDeviceProcAddr)next;
-		return next ? (PFN_vkVoidFunction)device_proc_addr : NULL;
+		return next && !hidden(name) ? (PFN_vkVoidFunction)device_proc_addr : NULL;
 	}
 	return hostile_wrap(name, vk_failing_wrap(name, next));
 }
