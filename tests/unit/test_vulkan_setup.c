@@ -5,6 +5,7 @@
  * LD_LIBRARY_PATH (or not), and checks the child's verdict and log. It is not linked with
  * libcuda, so the library's own dlopen decides what it gets.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,11 +16,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cuda.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "gdrapi.h"
 #include "gdrapi_ext.h"
@@ -430,6 +437,100 @@ static int child_pin_counted(void)
 	return vulkan_objects_left(false) || ret;
 }
 
+/* Open descriptors that name the hostile loader's stand-in file (import_reuse_fd). */
+static int stand_ins(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[300], target[256];
+	int n = 0;
+	ssize_t len;
+
+	while (d && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		n += strstr(target, "vk_hostile_stand_in") != NULL;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+#if defined(__x86_64__)
+#define THIS_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define THIS_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/*
+ * Make kcmp fail with ENOSYS, as on a kernel without it (a container's seccomp profile makes it
+ * EPERM), for this process and its threads; false, said, where no filter can be set (an
+ * emulator). Calls of another architecture's numbering are left alone.
+ */
+static bool no_kcmp(void)
+{
+#if defined(THIS_AUDIT_ARCH) && defined(SYS_kcmp)
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_AUDIT_ARCH, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_kcmp, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0)) {
+		printf("no seccomp filter (%s): kcmp stays\n", strerror(errno));
+		return false;
+	}
+	if (syscall(SYS_kcmp, (long)getpid(), (long)getpid(), 0L, 0L, 0L) != -1 ||
+	    errno != ENOSYS) {
+		printf("no seccomp filter (kcmp still answers)\n");
+		return false;
+	}
+	printf("kcmp: ENOSYS\n");
+	return true;
+#else
+	printf("no seccomp filter for this architecture: kcmp stays\n");
+	return false;
+#endif
+}
+
+/*
+ * The import closes its fd and fails, and the number is another file's before the library
+ * looks (GDRCOPY_TEST_VK_HOSTILE=import_reuse_fd): each pin fails with ENOTSUP and leaves that
+ * file open, and only it; also where kcmp cannot tell (GDRCOPY_TEST_NO_KCMP=1: the inodes do).
+ */
+static int child_import_fd_reused(void)
+{
+	CUdeviceptr ptr;
+	gdr_mh_t mh;
+	int fds, ret;
+	gdr_t g;
+
+	if (getenv("GDRCOPY_TEST_NO_KCMP"))
+		no_kcmp();
+	g = alloc_and_open(&ptr, false);
+	if (!g)
+		return 1;
+	/* The first pin also creates the VkDevice, whose descriptors stay: count from after it. */
+	ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
+	fds = test_fd_count();
+	if (ret == ENOTSUP)
+		ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
+	if (ret != ENOTSUP || stand_ins() != 2 || test_fd_count() != fds + 1) {
+		printf("pin = %d (want ENOTSUP), %d stand-in files open (want 2), fds %d -> %d "
+		       "(want one more)\n", ret, stand_ins(), fds, test_fd_count());
+		return 1;
+	}
+	return gdr_close(g) ? 1 : 0;
+}
+
 /* Whether no page of [va, va + len) is mapped in a fork child (msync: ENOMEM where none is). */
 static bool kept_from_fork(const void *va, size_t len)
 {
@@ -492,11 +593,42 @@ static int child_map_kept_from_fork(void)
 
 /*
  * vkMapMemory succeeds with no pointer (GDRCOPY_TEST_VK_HOSTILE=map_null): gdr_map refuses with
- * EIO and leaves nothing mapped, so a second try is refused the same way, not with EAGAIN.
+ * EIO and leaves nothing mapped, so a second try is refused the same way, not with EAGAIN, and
+ * the driver's mapping is undone (the hostile loader counts none left).
  */
 static int child_map_null(void)
 {
 	void *va = (void *)0x1;
+	gdr_mh_t mh;
+	int ret;
+	gdr_t g;
+
+	if (count_vulkan_objects())
+		return 1;
+	g = open_and_pin(&mh);
+	if (!g)
+		return 1;
+	for (int i = 0; i < 2; i++) {
+		ret = gdr_map(g, mh, &va, 65536);
+		if (ret != EIO || va != (void *)0x1) {
+			printf("map %d = %d, va %p; want EIO and va untouched\n", i, ret, va);
+			return 1;
+		}
+	}
+	if (gdr_unpin_buffer(g, mh) || gdr_close(g))
+		return 1;
+	return vulkan_objects_left(false);
+}
+
+/*
+ * vkMapMemory fails with VK_ERROR_MEMORY_MAP_FAILED, having written a pointer to an unmapped
+ * page (GDRCOPY_TEST_VK_HOSTILE=map_fails): gdr_map fails with ENOMEM, as mmap would, its va
+ * untouched, and nothing is done to the driver's pointer (no madvise of it, which would warn).
+ */
+static int child_map_fails(void)
+{
+	void *va = (void *)0x1;
+	const char *log;
 	gdr_mh_t mh;
 	int ret;
 	gdr_t g = open_and_pin(&mh);
@@ -504,9 +636,13 @@ static int child_map_null(void)
 	if (!g)
 		return 1;
 	for (int i = 0; i < 2; i++) {
+		test_capture_begin();
 		ret = gdr_map(g, mh, &va, 65536);
-		if (ret != EIO || va != (void *)0x1) {
-			printf("map %d = %d, va %p; want EIO and va untouched\n", i, ret, va);
+		log = test_capture_end();
+		if (ret != ENOMEM || va != (void *)0x1 || strstr(log, "WARN") ||
+		    !strstr(log, "VK_ERROR_MEMORY_MAP_FAILED")) {
+			printf("map %d = %d, va %p; want ENOMEM, va untouched, the error named and "
+			       "no warning; log: %s\n", i, ret, va, log);
 			return 1;
 		}
 	}
@@ -550,6 +686,8 @@ static const struct {
 	{ "pin_counted", child_pin_counted },
 	{ "open_fails", child_open_fails },
 	{ "open_fails_counted", child_open_fails_counted },
+	{ "import_fd_reused", child_import_fd_reused },
+	{ "map_fails", child_map_fails },
 	{ "open_vulkan", child_open_vulkan },
 	{ "open_forced", child_open_forced },
 	{ "process_state", child_process_state },
@@ -877,6 +1015,11 @@ static int case_hostile_vulkan_map_null(void)
 	return hostile_vulkan("map_null", NULL, "map_null", "returned VK_SUCCESS but no pointer");
 }
 
+static int case_hostile_vulkan_map_fails(void)
+{
+	return hostile_vulkan("map_fails", NULL, "map_fails", NULL);
+}
+
 /* Of eight memory types, the import goes to the one that is right (vulkan_hostile.c says why). */
 static int case_hostile_vulkan_memory_types(void)
 {
@@ -979,6 +1122,14 @@ static int case_hostile_vulkan_hidden(void)
 	return 0;
 }
 
+static int case_hostile_vulkan_import_reuse_fd(void)
+{
+	return hostile_vulkan("import_reuse_fd", NULL, "import_fd_reused",
+			      "VK_ERROR_INVALID_EXTERNAL_HANDLE") ||
+	       hostile_vulkan("import_reuse_fd", "GDRCOPY_TEST_NO_KCMP=1", "import_fd_reused",
+			      "VK_ERROR_INVALID_EXTERNAL_HANDLE");
+}
+
 /*
  * The same loader that gives the simulated CUDA driver no vkDestroyInstance: the simulator, which
  * tests for it, goes without Vulkan (its memory on memfds) instead of calling the NULL.
@@ -997,6 +1148,7 @@ static const struct test_case cases[] = {
 	{ "hostile_vulkan_device_count", case_hostile_vulkan_device_count },
 	{ "hostile_vulkan_map_unaligned", case_hostile_vulkan_map_unaligned },
 	{ "hostile_vulkan_map_null", case_hostile_vulkan_map_null },
+	{ "hostile_vulkan_map_fails", case_hostile_vulkan_map_fails },
 	{ "hostile_vulkan_memory_types", case_hostile_vulkan_memory_types },
 	{ "hostile_vulkan_heap_past_count", case_hostile_vulkan_heap_past_count },
 	{ "hostile_vulkan_heap_count", case_hostile_vulkan_heap_count },
@@ -1008,6 +1160,7 @@ static const struct test_case cases[] = {
 	{ "hostile_vulkan_api_1_0", case_hostile_vulkan_api_1_0 },
 	{ "hostile_vulkan_uuid_last_byte", case_hostile_vulkan_uuid_last_byte },
 	{ "hostile_vulkan_hidden", case_hostile_vulkan_hidden },
+	{ "hostile_vulkan_import_reuse_fd", case_hostile_vulkan_import_reuse_fd },
 	{ "hostile_vulkan_sim_no_destroy", case_hostile_vulkan_sim_no_destroy },
 	{ "no_libcuda", case_no_libcuda },
 	{ "default_picks_vulkan", case_default_picks_vulkan },

@@ -12,6 +12,8 @@
  *   map_unaligned    vkMapMemory's pointer is 64 bytes past the one the driver gave (the spec
  *                    only promises minMemoryMapAlignment, which may be 64: not a page)
  *   map_null         vkMapMemory succeeds with a NULL pointer (the mapping is made)
+ *   map_fails        vkMapMemory fails with VK_ERROR_MEMORY_MAP_FAILED, having written a pointer
+ *                    to a page nothing is mapped at
  *   heap_past_count  every memory type names the heap just past memoryHeapCount, and that
  *                    slot of the table holds a DEVICE_LOCAL heap (past the count: none)
  *   heap_count       memoryHeapCount 0xffffffff (the spec's limit is 16), every memory type's
@@ -30,6 +32,9 @@
  *   no_devices       vkEnumeratePhysicalDevices succeeds with no device
  *   api_1_0          the device reports Vulkan 1.0
  *   uuid_last_byte   the device's UUID differs from CUDA's in its last byte only
+ *   import_reuse_fd  vkAllocateMemory closes the fd it was given, as Mesa does, and fails; the
+ *                    number is reused at once (as another thread's open would) by a memfd
+ *                    named vk_hostile_stand_in, which must stay open
  *   hide=NAME        vkGetInstanceProcAddr and vkGetDeviceProcAddr give no NAME
  *
  * GDRCOPY_TEST_VK_HOSTILE may name several, separated by commas.
@@ -48,6 +53,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <vulkan/vulkan.h>
 
@@ -229,6 +236,19 @@ static VkResult VKAPI_CALL map_memory(VkDevice device, VkDeviceMemory memory, Vk
 	return r;
 }
 
+/* map_fails: no mapping, and a pointer to the page at 4096, where nothing is ever mapped. */
+static VkResult VKAPI_CALL map_fails(VkDevice device, VkDeviceMemory memory, VkDeviceSize offset,
+				     VkDeviceSize size, VkMemoryMapFlags flags, void **data)
+{
+	(void)device;
+	(void)memory;
+	(void)offset;
+	(void)size;
+	(void)flags;
+	*data = (void *)(uintptr_t)4096;
+	return VK_ERROR_MEMORY_MAP_FAILED;
+}
+
 /* The first structure of type in chain, or NULL. */
 static const VkBaseInStructure *find_in_chain(const void *chain, VkStructureType type)
 {
@@ -238,11 +258,31 @@ static const VkBaseInStructure *find_in_chain(const void *chain, VkStructureType
 	return NULL;
 }
 
+/* import_reuse_fd: the import's fd closed, its number another file's; the import refused. */
+static VkResult reuse_fd(const VkMemoryAllocateInfo *info)
+{
+	const VkImportMemoryFdInfoKHR *import = (const VkImportMemoryFdInfoKHR *)
+		find_in_chain(info->pNext, VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR);
+	int other;
+
+	if (!import)
+		return VK_ERROR_INVALID_EXTERNAL_HANDLE;
+	close(import->fd);
+	other = memfd_create("vk_hostile_stand_in", MFD_CLOEXEC);
+	if (other >= 0 && other != import->fd) {
+		dup2(other, import->fd);
+		close(other);
+	}
+	return VK_ERROR_INVALID_EXTERNAL_HANDLE;
+}
+
 static VkResult VKAPI_CALL allocate_memory(VkDevice device, const VkMemoryAllocateInfo *info,
 					   const VkAllocationCallbacks *alloc, VkDeviceMemory *out)
 {
 	VkMemoryAllocateInfo real = *info;
 
+	if (hostile("import_reuse_fd"))
+		return reuse_fd(info);
 	if (hostile("dedicated_only")) {
 		const VkMemoryDedicatedAllocateInfo *d = (const VkMemoryDedicatedAllocateInfo *)
 			find_in_chain(info->pNext,
@@ -325,8 +365,10 @@ static PFN_vkVoidFunction hostile_wrap(const char *name, PFN_vkVoidFunction next
 		real_map_memory = (PFN_vkMapMemory)next;
 		return (PFN_vkVoidFunction)map_memory;
 	}
-	if (!strcmp(name, "vkAllocateMemory") && (hostile("dedicated_only") ||
-	    hostile("memory_types"))) {
+	if (!strcmp(name, "vkMapMemory") && hostile("map_fails"))
+		return (PFN_vkVoidFunction)map_fails;
+	if (!strcmp(name, "vkAllocateMemory") && (hostile("import_reuse_fd") ||
+	    hostile("dedicated_only") || hostile("memory_types"))) {
 		real_allocate_memory = (PFN_vkAllocateMemory)next;
 		return (PFN_vkVoidFunction)allocate_memory;
 	}
