@@ -924,7 +924,9 @@ static int case_import_refused(void)
 /*
  * A CUDA driver whose allocation range does not hold the address (GDRCOPY_SIM_CUDA_BAD_RANGE):
  * the vulkan backend refuses the pin (it imported the allocation and mapped at offsets from that
- * range, wrapped: past the allocation's end); dmabuf exports the pin's host pages instead.
+ * range, wrapped: past the allocation's end); dmabuf exports the pin's host pages instead. A
+ * range that holds it but not in whole host pages (=2) is refused too: its offsets would map
+ * from the middle of a page.
  */
 static int case_bad_address_range(void)
 {
@@ -937,8 +939,24 @@ static int case_bad_address_range(void)
 					      "GDRCOPY_SIM_CUDA_ATTR=124=1",
 					      "GDRCOPY_TEST_PIN_CUMEMALLOC=1", NULL };
 
+	static const char *const unaligned[] = { "GDRCOPY_SIM_CUDA_BAD_RANGE=2",
+						 "GDRCOPY_BACKEND=vulkan",
+						 "GDRCOPY_TEST_WANT_PIN=5" /* EIO */, NULL };
+
 	return expect("pin_copy", true, vulkan, "which does not hold it in whole host pages") ||
-	       expect("pin_copy", true, dmabuf, "gave a range without it");
+	       expect("pin_copy", true, dmabuf, "gave a range without it") ||
+	       expect("pin_copy", true, unaligned, "which does not hold it in whole host pages");
+}
+
+/* A CUDA driver that names a device past the last for the memory: ENODEV, saying so. */
+static int case_bad_device_ordinal(void)
+{
+	static const char *const env[] = { "GDRCOPY_SIM_CUDA_BAD_ORDINAL=1",
+					   "GDRCOPY_BACKEND=vulkan",
+					   "GDRCOPY_TEST_WANT_PIN=19" /* ENODEV */, NULL };
+
+	return expect("pin_copy", true, env, "CUDA device 1 is not one of the 1 devices seen at "
+		      "gdr_open");
 }
 
 /*
@@ -1141,6 +1159,7 @@ static int case_hostile_vulkan_sim_no_destroy(void)
 
 static const struct test_case cases[] = {
 	{ "bad_address_range", case_bad_address_range },
+	{ "bad_device_ordinal", case_bad_device_ordinal },
 	{ "hostile_vulkan_heap_index", case_hostile_vulkan_heap_index },
 	{ "hostile_vulkan_type_count", case_hostile_vulkan_type_count },
 	{ "hostile_vulkan_no_destroy", case_hostile_vulkan_no_destroy },

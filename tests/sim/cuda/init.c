@@ -55,7 +55,8 @@ static void config_read(void)
 	if (config.device_count > SIM_MAX_DEVICES)
 		config.device_count = SIM_MAX_DEVICES;
 	config.init_error = (CUresult)env_int("GDRCOPY_SIM_CUDA_INIT_ERROR", CUDA_SUCCESS);
-	config.bad_range = env_int("GDRCOPY_SIM_CUDA_BAD_RANGE", 0) != 0;
+	config.bad_range = env_int("GDRCOPY_SIM_CUDA_BAD_RANGE", 0);
+	config.bad_ordinal = env_int("GDRCOPY_SIM_CUDA_BAD_ORDINAL", 0) != 0;
 	config.use_vulkan = !backing || strcmp(backing, "memfd") != 0;
 	if (uuid && *uuid) {
 		config.uuid_forced = parse_uuid(uuid, config.uuid);

@@ -44,7 +44,8 @@ struct sim_config {
 	char hidden[512];		/* GDRCOPY_SIM_CUDA_HIDE: ",name,name," */
 	char attr_overrides[512];	/* GDRCOPY_SIM_CUDA_ATTR: "attr=value,..." */
 	char nvp2p_path[256];		/* GDRCOPY_SIM_CUDA_NVP2P: "" in the default mode */
-	bool bad_range;			/* GDRCOPY_SIM_CUDA_BAD_RANGE: a broken driver's ranges */
+	int bad_range;			/* GDRCOPY_SIM_CUDA_BAD_RANGE: a broken driver's ranges */
+	bool bad_ordinal;		/* GDRCOPY_SIM_CUDA_BAD_ORDINAL */
 };
 
 enum sim_phys_kind {

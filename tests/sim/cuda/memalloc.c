@@ -160,8 +160,13 @@ CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdevic
 			*psize = m->size;
 	}
 	pthread_mutex_unlock(&sim_lock);
-	/* A broken driver: the range reported starts one granule past the one dptr is in. */
-	if (!res && pbase && sim_config()->bad_range)
+	/*
+	 * A broken driver: the range reported starts one granule past the one dptr is in (1), or
+	 * 512 bytes before it, still holding dptr but not in whole host pages (2).
+	 */
+	if (!res && pbase && sim_config()->bad_range == 1)
 		*pbase += SIM_GRANULARITY;
+	if (!res && pbase && sim_config()->bad_range == 2)
+		*pbase -= 512;
 	return res;
 }

@@ -107,7 +107,8 @@ static CUresult attribute(const struct pointer_info *pi, CUpointer_attribute att
 		put_uint(data, p->kind == SIM_PHYS_MANAGED);
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: {
-		int device = p->device;
+		/* A broken driver's: the ordinal just past the last device. */
+		int device = sim_config()->bad_ordinal ? sim_config()->device_count : p->device;
 
 		memcpy(data, &device, sizeof(device));
 		return CUDA_SUCCESS;
