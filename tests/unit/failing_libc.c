@@ -52,6 +52,7 @@ void *calloc(size_t n, size_t size)
 
 	if (FAIL_HERE("calloc")) {
 		errno = ENOMEM;
+		failing_expect("out of memory", ENOMEM);
 		return NULL;
 	}
 	p = __libc_calloc(n, size);
