@@ -926,7 +926,8 @@ static int case_import_refused(void)
  * the vulkan backend refuses the pin (it imported the allocation and mapped at offsets from that
  * range, wrapped: past the allocation's end); dmabuf exports the pin's host pages instead. A
  * range that holds it but not in whole host pages (=2) is refused too: its offsets would map
- * from the middle of a page.
+ * from the middle of a page. A MAPPING_BASE_ADDR that does not hold it (=3) is not believed:
+ * cuMemGetAddressRange's range, which does, is used instead.
  */
 static int case_bad_address_range(void)
 {
@@ -942,10 +943,13 @@ static int case_bad_address_range(void)
 	static const char *const unaligned[] = { "GDRCOPY_SIM_CUDA_BAD_RANGE=2",
 						 "GDRCOPY_BACKEND=vulkan",
 						 "GDRCOPY_TEST_WANT_PIN=5" /* EIO */, NULL };
+	static const char *const bad_mapping_base[] = { "GDRCOPY_SIM_CUDA_BAD_RANGE=3",
+							"GDRCOPY_BACKEND=vulkan", NULL };
 
 	return expect("pin_copy", true, vulkan, "which does not hold it in whole host pages") ||
 	       expect("pin_copy", true, dmabuf, "gave a range without it") ||
-	       expect("pin_copy", true, unaligned, "which does not hold it in whole host pages");
+	       expect("pin_copy", true, unaligned, "which does not hold it in whole host pages") ||
+	       expect("pin_copy", true, bad_mapping_base, NULL);
 }
 
 /* A CUDA driver that names a device past the last for the memory: ENODEV, saying so. */
