@@ -25,7 +25,7 @@
 # the fuzz cases.
 #
 # Last in each gdrdrv phase, with gdrdrv unloaded, the fault cases (mode f) load gdrdrv's
-# fault-injection build themselves (/gdr/modules/FLAVOR/gdrdrv-fault.ko) and
+# fault-injection build themselves (/gdr/modules/gdrdrv-fault.ko) and
 # unload it before they end.
 #
 # In each gdrdrv phase, after the kernel-tier cases, every case of gdrcopy_sanity (extended
@@ -85,7 +85,8 @@ FLAVOR=$(arg gdr_flavor)
 : "${FLAVOR:=open}"
 GDRDRV_KO=/gdr/modules/$FLAVOR/gdrdrv.ko
 SIM_KO=/gdr/modules/$FLAVOR/nvp2p_sim.ko
-export GDR_VM_FAULT_KO=/gdr/modules/$FLAVOR/gdrdrv-fault.ko
+# Built in the proprietary flavor, it loads next to either sim.
+export GDR_VM_FAULT_KO=/gdr/modules/gdrdrv-fault.ko
 # What the flavor looks like from inside: GDRCopy's word for it in gdrdrv's description and
 # /proc/driver/gdrdrv/params, and the taint flag that modules of the proprietary one carry.
 if [ "$FLAVOR" = proprietary ]; then

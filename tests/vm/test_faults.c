@@ -52,7 +52,7 @@ static int fault_build(const char **ko)
 	*ko = getenv("GDR_VM_FAULT_KO");
 	if (!*ko || access(*ko, R_OK))
 		return test_fail("no fault-injection build of gdrdrv (%s) in the initramfs "
-				 "(tests/vm/vm.mk builds one per kernel and flavor)",
+				 "(tests/vm/vm.mk builds one per kernel)",
 				 *ko ? *ko : "GDR_VM_FAULT_KO unset");
 	if (!access("/sys/module/gdrdrv", F_OK))
 		return test_fail("gdrdrv is loaded already: the case needs it unloaded");

@@ -80,8 +80,10 @@ VM_INITRAMFS := $(VM_KDIR_OUT)/initramfs.cpio
 VM_TIERS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/vm-tier-$(f))
 
 VM_GDRDRV_KOS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/gdrdrv-$(f)/gdrdrv.ko)
-# And gdrdrv's fault-injection build (kernel/gdrdrv_fault.c), for tests/vm/test_faults.c.
-VM_FAULT_KOS := $(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/gdrdrv-fault-$(f)/gdrdrv.ko)
+# And gdrdrv's fault-injection build (kernel/gdrdrv_fault.c), for tests/vm/test_faults.c: once
+# per kernel, in the proprietary flavor, which loads next to either flavor's sim (the pairing
+# cases), and whose unwinding is the open flavor's.
+VM_FAULT_KO := $(VM_KDIR_OUT)/gdrdrv-fault-proprietary/gdrdrv.ko
 # kernel.mk's target is phony: kbuild decides what is out of date. In a chroot, kernel/'s own
 # Makefile, which is what kernel.mk runs (the top one wants more than the chroot has).
 $(VM_KDIR_OUT)/gdrdrv-%/gdrdrv.ko: FORCE_VM_TIER
@@ -114,7 +116,7 @@ VM_SANITY := $(TOOLS_BIN)/gdrcopy_sanity
 
 $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VMCTL) \
 		$(LIB_SHARED) $(VM_SIM_KOS) $(VM_GDRDRV_KOS) $(VM_SANITY) $(TOOLS_BIN)/gdrcopy_info \
-		$(VM_FAULT_KOS) $(SIM_CUDA_LIB) insmod.sh $(VM_BOOT_MODULES) $(VM_BUSYBOX)
+		$(VM_FAULT_KO) $(SIM_CUDA_LIB) insmod.sh $(VM_BOOT_MODULES) $(VM_BUSYBOX)
 	@$(if $(Q),echo "  CPIO    $@")
 	$(Q)GDR_VM_SYSROOT=$(VM_SYSROOT) GDR_VM_BUSYBOX=$(VM_BUSYBOX) \
 	tests/vm/mkinitramfs.sh $@ tests/vm/guest-init.sh $(LIB_DIR) \
@@ -127,7 +129,7 @@ $(VM_INITRAMFS): tests/vm/mkinitramfs.sh tests/vm/guest-init.sh $(VM_TESTS) $(VM
 		$(foreach t,$(VM_TESTS),$(t)=/gdr/tests/$(notdir $(t))) \
 		$(foreach f,$(VM_FLAVORS),$(VM_KDIR_OUT)/nvp2p_sim-$(f)/nvp2p_sim.ko=/gdr/modules/$(f)/nvp2p_sim.ko) \
 		$(foreach k,$(VM_GDRDRV_KOS),$(k)=/gdr/modules/$(patsubst gdrdrv-%,%,$(notdir $(patsubst %/,%,$(dir $(k)))))/gdrdrv.ko) \
-		$(foreach k,$(VM_FAULT_KOS),$(k)=/gdr/modules/$(patsubst gdrdrv-fault-%,%,$(notdir $(patsubst %/,%,$(dir $(k)))))/gdrdrv-fault.ko)
+		$(VM_FAULT_KO)=/gdr/modules/gdrdrv-fault.ko
 
 # The guest's boot modules, numbered in their load order (guest-init.sh loads /gdr/boot/*.ko).
 VM_BOOT_SPECS = $(foreach i,$(shell seq $(words $(VM_BOOT_MODULES))),\
