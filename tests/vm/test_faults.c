@@ -196,15 +196,17 @@ static int case_fault_load_each_step(void)
 
 /*
  * One run of the steps an application takes: open, pin, map and write through the mapping, then
- * unpin and close. 0 when they all passed, else the errno of the step that failed.
+ * unpin and close. 0 when they all passed, else the errno of the step that failed, with what was
+ * said of it in why: nothing, here, where gdrdrv's errno is all there is.
  */
-static int open_pin_map(const struct nvp2p_sim_alloc *a, uint32_t seed)
+static int raw_run(const struct nvp2p_sim_alloc *a, uint32_t seed, char *why, size_t size)
 {
 	uint32_t want[64], got[64];
 	uint64_t handle;
 	void *map;
 	int fd, err;
 
+	snprintf(why, size, "%s", "");
 	fd = open("/dev/gdrdrv", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
@@ -226,52 +228,6 @@ static int open_pin_map(const struct nvp2p_sim_alloc *a, uint32_t seed)
 		err = vm_raw_unpin(fd, handle);
 	close(fd);
 	return err;
-}
-
-/* An open and a pin, failing at each of their steps in turn, then passing them all. */
-static int case_fault_pin_each_step(void)
-{
-	static const char *const want[] = { "open", "pin: memory region", "pin: handle table",
-					    NULL };
-	const char *ko, *missing;
-	char seen[MAX_RUNS][64];
-	struct nvp2p_sim_alloc a;
-	int kmsg, n, err = -1, nseen = 0;
-	uint64_t pins;
-
-	CHECK_PASS(fault_build(&ko));
-	CHECK_OK(load_fault_build(ko, persistent_param()));
-	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
-	pins = vm_pins();
-	kmsg = kmsg_from_now();
-	CHECK(kmsg >= 0, "cannot read /dev/kmsg: %s", strerror(errno));
-	for (n = 1; n <= MAX_RUNS; n++) {
-		CHECK_OK(write_fail_nth(n));
-		err = open_pin_map(&a, (uint32_t)n);
-		if (!err && read_fail_nth() > 0)
-			break;
-		kmsg_fault_step(kmsg, seen[nseen], sizeof(seen[nseen]));
-		vm_log("fail_nth=%d: %s at step '%s'", n, err ? strerror(err) : "no error",
-		       seen[nseen]);
-		CHECK(err == ENOMEM, "the run with fail_nth=%d %s%s, not ENOMEM, at step '%s'", n,
-		      err ? "failed with " : "passed", err ? strerror(err) : "", seen[nseen]);
-		CHECK(seen[nseen][0], "the run with fail_nth=%d failed, but no step says it was "
-		      "made to", n);
-		CHECK(vm_pins() == pins, "the pin that failed at '%s' left %llu pin(s) in the "
-		      "NVIDIA driver", seen[nseen], (unsigned long long)(vm_pins() - pins));
-		nseen++;
-	}
-	close(kmsg);
-	CHECK(!err, "the run with fail_nth=%d failed (%s): a step fails every time", n - 1,
-	      strerror(err));
-	missing = missing_step(want, seen, nseen);
-	EXPECT(!missing, "the step '%s' was never made to fail", missing);
-	CHECK_OK(write_fail_nth(0));
-	CHECK_OK(vm_free(a.va));
-	err = unload();
-	CHECK(!err, "gdrdrv does not unload after %d failed runs (%s): an unwind kept a reference",
-	      nseen, strerror(err));
-	return test_failures() ? TEST_FAIL : TEST_PASS;
 }
 
 /*
@@ -317,8 +273,13 @@ static int library_run(const struct nvp2p_sim_alloc *a, uint32_t seed, char *why
 	return err;
 }
 
-/* The library's calls, failing at each of gdrdrv's steps in turn: ENOMEM, said, and nothing left. */
-static int case_fault_library_each_step(void)
+typedef int (*run_fn)(const struct nvp2p_sim_alloc *a, uint32_t seed, char *why, size_t size);
+
+/*
+ * Runs of run, failing at each of the steps of an open and a pin in turn, then passing them all:
+ * each failure ENOMEM, said in why when says_why, no pin left, and gdrdrv unloads at the end.
+ */
+static int fail_each_step(run_fn run, bool says_why)
 {
 	static const char *const want[] = { "open", "pin: memory region", "pin: handle table",
 					    NULL };
@@ -330,25 +291,24 @@ static int case_fault_library_each_step(void)
 
 	CHECK_PASS(fault_build(&ko));
 	CHECK_OK(load_fault_build(ko, persistent_param()));
-	setenv("GDRCOPY_BACKEND", "gdrdrv", 1);
 	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
 	pins = vm_pins();
 	kmsg = kmsg_from_now();
 	CHECK(kmsg >= 0, "cannot read /dev/kmsg: %s", strerror(errno));
 	for (n = 1; n <= MAX_RUNS; n++) {
 		CHECK_OK(write_fail_nth(n));
-		err = library_run(&a, (uint32_t)n, why, sizeof(why));
+		err = run(&a, (uint32_t)n, why, sizeof(why));
 		if (!err && read_fail_nth() > 0)
 			break;
 		kmsg_fault_step(kmsg, seen[nseen], sizeof(seen[nseen]));
 		why[strcspn(why, "\n")] = '\0';
-		vm_log("fail_nth=%d: %s at step '%s': %s", n, err ? strerror(err) : "no error",
-		       seen[nseen], why);
+		vm_log("fail_nth=%d: %s at step '%s'%s%s", n, err ? strerror(err) : "no error",
+		       seen[nseen], why[0] ? ": " : "", why);
 		CHECK(err == ENOMEM, "the run with fail_nth=%d %s%s, not ENOMEM, at step '%s'", n,
 		      err ? "failed with " : "passed", err ? strerror(err) : "", seen[nseen]);
 		CHECK(seen[nseen][0], "the run with fail_nth=%d failed, but no step says it was "
 		      "made to", n);
-		CHECK(strstr(why, strerror(ENOMEM)),
+		CHECK(!says_why || strstr(why, strerror(ENOMEM)),
 		      "the library's call that failed at '%s' did not say why (%s): '%s'",
 		      seen[nseen], strerror(ENOMEM), why);
 		CHECK(vm_pins() == pins, "the pin that failed at '%s' left %llu pin(s) in the "
@@ -366,6 +326,19 @@ static int case_fault_library_each_step(void)
 	CHECK(!err, "gdrdrv does not unload after %d failed runs (%s): an unwind kept a reference",
 	      nseen, strerror(err));
 	return test_failures() ? TEST_FAIL : TEST_PASS;
+}
+
+/* An open and a pin on /dev/gdrdrv itself. */
+static int case_fault_pin_each_step(void)
+{
+	return fail_each_step(raw_run, false);
+}
+
+/* The library's calls: each failure also said (gdr_ext_take_errors). */
+static int case_fault_library_each_step(void)
+{
+	setenv("GDRCOPY_BACKEND", "gdrdrv", 1);
+	return fail_each_step(library_run, true);
 }
 
 const struct vm_case vm_cases[] = {
