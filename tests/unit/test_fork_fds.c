@@ -6,12 +6,16 @@
  * file changed behind the registry (closed and reused while fork() copied the process) is left
  * alone. More descriptors than one block of slots holds, so that blocks are added and searched.
  * Then threads register and drop descriptors while the main thread forks: every registration
- * gets a slot of its own, and no child loses a descriptor the library never held.
+ * gets a slot of its own, and no child loses a descriptor the library never held. A child's
+ * registry starts empty: the same file opened again there, under the number the parent's
+ * library held, stays open in the child's own children. Last, fork() leaves errno as it was in
+ * the child too, though the child's handler met a registered descriptor that had been closed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "fork.h"
@@ -145,6 +149,70 @@ static void fork_amid_churn(void)
 		close(plain[i]);
 }
 
+static int grandchild_keeps(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+
+	CHECK(is_open(fd), "descriptor %d, the child's own, was closed in the child's fork child: "
+	      "the parent's registration of that number and file outlived the first fork", fd);
+	return TEST_PASS;
+}
+
+/* The parent's library held fd, on /dev/null; the child opens /dev/null again as its own. */
+static int child_reopens(void *arg)
+{
+	const struct test_child child = { .timeout_s = 30 };
+	int fd = (int)(intptr_t)arg;
+
+	CHECK(!is_open(fd), "the parent's registered descriptor %d is open in the child", fd);
+	CHECK(open("/dev/null", O_RDONLY | O_CLOEXEC) == fd, "the lowest free number was not "
+	      "reused");
+	CHECK(test_child_run(&child, grandchild_keeps, (void *)(intptr_t)fd) == TEST_PASS, "%s",
+	      test_reason());
+	return TEST_PASS;
+}
+
+static void registry_empty_in_child(void)
+{
+	const struct test_child child = { .timeout_s = 30 };
+	struct gdr_fork_fd *slot;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	EXPECT(fd >= 0, "open /dev/null: %s", test_strerror(errno));
+	slot = gdr_fork_fd_hold(fd);
+	EXPECT(slot, "gdr_fork_fd_hold(%d) failed", fd);
+	EXPECT(test_child_run(&child, child_reopens, (void *)(intptr_t)fd) == TEST_PASS, "%s",
+	       test_reason());
+	gdr_fork_fd_drop(slot);
+	close(fd);
+}
+
+/*
+ * The child handler's fstat of a registered descriptor that the caller has closed fails
+ * (EBADF); fork() must still return in the child with errno as it was before the call.
+ */
+static void errno_kept_over_fork(void)
+{
+	struct gdr_fork_fd *slot;
+	int fd = new_file(), err;
+	pid_t pid;
+
+	EXPECT(fd >= 0, "pipe: %s", test_strerror(errno));
+	slot = gdr_fork_fd_hold(fd);
+	EXPECT(slot, "gdr_fork_fd_hold(%d) failed", fd);
+	close(fd);
+	errno = EDOM;
+	pid = test_fork();
+	err = errno;
+	if (pid == 0)
+		_exit(err == EDOM ? 0 : 1);
+	EXPECT(pid > 0, "fork: %s", test_strerror(err));
+	EXPECT(err == EDOM, "errno after fork() in the parent: %s", test_strerror(err));
+	EXPECT(pid <= 0 || test_wait(pid) == 0, "errno after fork() in the child was not the one "
+	       "before it: the child handler's failed fstat of closed descriptor %d leaked", fd);
+	gdr_fork_fd_drop(slot);
+}
+
 int main(void)
 {
 	const struct test_child child = { .timeout_s = 30 };
@@ -187,5 +255,7 @@ int main(void)
 	for (i = 0; i < HELD; i++)
 		close(f.held[i]);
 	fork_amid_churn();
+	registry_empty_in_child();
+	errno_kept_over_fork();
 	return test_status();
 }
