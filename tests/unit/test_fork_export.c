@@ -313,18 +313,49 @@ static int case_dmabuf_map(void)
 	return dmabuf_forking(true);
 }
 
-static volatile sig_atomic_t handler_forked;
+static volatile sig_atomic_t handler_forked, handler_errno;
 
-/* A signal handler that forks, on the thread that is inside the export. */
-static void fork_in_handler(int sig)
+/*
+ * The child of the handler's fork forks again: no export is under way there, so that fork must
+ * neither wait nor warn. Its exit status: 0, or 2 when its first fork() changed errno.
+ */
+static void fork_again_and_exit(int err)
 {
-	pid_t pid = fork();
+	pid_t pid;
 
-	(void)sig;
+	if (err != EDOM)
+		_exit(2);
+	pid = fork();
 	if (pid == 0)
 		_exit(0);
-	if (pid > 0 && waitpid(pid, NULL, 0) == pid)
-		handler_forked = 1;
+	_exit(pid > 0 && waitpid(pid, NULL, 0) == pid ? 0 : 1);
+}
+
+/*
+ * A signal handler that forks, on the thread that is inside the export; fork() must leave errno
+ * as it was, though its wait timed out.
+ */
+static void fork_in_handler(int sig)
+{
+	int saved = errno, status;
+	pid_t pid;
+
+	(void)sig;
+	errno = EDOM;
+	pid = fork();
+	if (pid == 0)
+		fork_again_and_exit(errno);
+	handler_errno = errno;
+	if (pid > 0 && waitpid(pid, &status, 0) == pid)
+		handler_forked = WIFEXITED(status) ? 1 + WEXITSTATUS(status) : 1 + 128;
+	errno = saved;
+}
+
+/* A fork of this process's, which has nothing under way: it must neither wait nor warn. */
+static int fork_quietly(void *arg)
+{
+	(void)arg;
+	return TEST_PASS;
 }
 
 static int signal_during_export(int fd)
@@ -335,12 +366,14 @@ static int signal_during_export(int fd)
 
 /*
  * The export's own thread forks, from a signal handler: fork() must not wait for the export it
- * interrupted (it would wait forever), and the pin goes on. It waits out the bound and says so.
+ * interrupted (it would wait forever), and the pin goes on. It waits out the bound and says so,
+ * once: neither the child's next fork nor the parent's next one waits or warns again.
  */
 static int case_signal_handler_fork(void)
 {
+	const struct test_child quick = { .timeout_s = 10, .quick_exit = true };
 	struct sigaction sa = { .sa_handler = fork_in_handler }, old;
-	const char *log;
+	const char *log, *later;
 	CUdeviceptr buf;
 	gdr_mh_t mh;
 	gdr_t g;
@@ -360,8 +393,20 @@ static int case_signal_handler_fork(void)
 	sigaction(SIGUSR1, &old, NULL);
 	EXPECT_ERR(ret, 0);
 	EXPECT(handler_forked, "the signal handler's fork did not return");
-	EXPECT(strstr(log, "fork() waited 1 s for a CUDA export") != NULL,
-	       "the log does not say that fork() waited: %s", log);
+	EXPECT(handler_forked != 1 + 2, "errno after fork() in its child was not the one before");
+	EXPECT(handler_forked == 1, "the child of the handler's fork: its own fork failed (status "
+	       "%d)", handler_forked - 1);
+	EXPECT(handler_errno == EDOM, "errno after the handler's fork(): %s",
+	       test_strerror(handler_errno));
+	log = strstr(log, "fork() waited 1 s for a CUDA export");
+	EXPECT(log != NULL, "the log does not say that fork() waited");
+	EXPECT(!log || !strstr(log + 1, "fork() waited"), "fork() said twice that it waited: the "
+	       "handler's fork's child, which had nothing under way, waited too or said so");
+	test_capture_begin();
+	EXPECT(test_child_run(&quick, fork_quietly, NULL) == TEST_PASS, "%s", test_reason());
+	later = test_capture_end();
+	EXPECT(!strstr(later, "fork() waited"), "a later fork, with nothing under way, said that "
+	       "it waited");
 	if (!ret)
 		EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
 	cuMemFree(buf);
