@@ -16,7 +16,14 @@
  *   handler's record was once claimed for good, one record lost each time);
  * - a copy from a thread-specific data destructor that runs after the library's thread-exit hook
  *   (a key created later): the copy takes a record of its own, which the thread gives back as it
- *   goes, and not the one the hook has just given back, which another thread may take meanwhile.
+ *   goes, and not the one the hook has just given back, which another thread may take meanwhile;
+ * - a copy left by siglongjmp, on a thread that goes on: its later copies work, and its own
+ *   gdr_unmap does not wait for the copy it left;
+ * - a held copy whose record is in the first batch, with more threads than a batch holds
+ *   copying after it: gdr_unmap still finds it and waits;
+ * - a fork while another thread is inside a copy: the child, which has no such thread, has its
+ *   record free and out of any copy, and its copies are ordered (membarrier registered again,
+ *   or fences).
  *
  * A copy is held open on purpose: its host buffer is a PROT_NONE page, and the SIGSEGV handler of
  * the copying thread waits on a pipe, then makes the page readable and returns (the copy goes
@@ -32,7 +39,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -314,6 +323,183 @@ static int case_copy_left_by_longjmp(void)
 	return 0;
 }
 
+/* ---- A copy left by siglongjmp, then its own thread unmaps ---- */
+
+static _Atomic int self_unmap_done;
+static int self_copy_ret = -1, self_unmap_ret = -1;
+static const uint8_t self_bytes[8] = { 41, 42, 43, 44, 45, 46, 47, 48 };
+
+/*
+ * Leaves a copy by siglongjmp and goes on: its record says for ever that it is inside that copy,
+ * and its later copies nest in it. Its own gdr_unmap must not wait for that copy.
+ */
+static void *jump_then_unmap(void *arg)
+{
+	struct pinned *p = arg;
+
+	if (sigsetjmp(copy_jump, 1) == 0)
+		gdr_copy_to_mapping(p->mh, p->va, held_page, 64);
+	self_copy_ret = gdr_copy_to_mapping(p->mh, p->va + 64, self_bytes, sizeof(self_bytes));
+	self_unmap_ret = gdr_unmap(g, other.mh, other.va, BUF);
+	atomic_store(&self_unmap_done, 1);
+	return NULL;
+}
+
+static int case_own_copy_left_by_longjmp(void)
+{
+	struct pinned p;
+	pthread_t t;
+
+	CHECK(!pin_map(&p) && !pin_map(&other), "pin and map two buffers");
+	mprotect(held_page, page, PROT_NONE);
+	atomic_store(&in_held_copy, 0);
+	atomic_store(&jump_out, true);
+	atomic_store(&self_unmap_done, 0);
+	CHECK(!pthread_create(&t, NULL, jump_then_unmap, &p), "start the copier");
+	if (!wait_flag(&self_unmap_done, 5)) {
+		fprintf(stderr, "FAIL: gdr_unmap on a thread that left a copy by longjmp waits for "
+			"that copy, its own\n");
+		_exit(TEST_FAIL);
+	}
+	pthread_join(t, NULL);
+	EXPECT(atomic_load(&in_held_copy), "the copy faulted and was jumped out of");
+	EXPECT_ERR(self_copy_ret, 0);
+	EXPECT(!memcmp(p.va + 64, self_bytes, sizeof(self_bytes)));
+	EXPECT_ERR(self_unmap_ret, 0);
+	EXPECT_ERR(gdr_unmap(g, p.mh, p.va, BUF), 0);
+	unpin_free(&p);
+	return 0;
+}
+
+/* ---- More threads than a batch of records ---- */
+
+/* More than the GDR_INFLIGHT_BATCH / 64 records of a batch, newer than the held copier's. */
+#define MANY_THREADS 80
+
+static struct pinned many;
+static _Atomic int many_copied, many_go;
+
+/* A copy, then stay alive, holding a record, until told. */
+static void *copy_and_stay(void *arg)
+{
+	uint8_t b = (uint8_t)(intptr_t)arg;
+	int ret = gdr_copy_to_mapping(many.mh, many.va + b, &b, 1);
+
+	atomic_fetch_add(&many_copied, 1);
+	while (!atomic_load(&many_go))
+		usleep(1000);
+	return (void *)(intptr_t)ret;
+}
+
+static int case_records_beyond_first_batch(void)
+{
+	pthread_t copier, waiter, t[MANY_THREADS];
+	int i, started = 0, failed = 0;
+	void *ret;
+	char go = 1;
+
+	CHECK(!pin_map(&held) && !pin_map(&other) && !pin_map(&many), "pin and map three buffers");
+	mprotect(held_page, page, PROT_NONE);
+	atomic_store(&in_held_copy, 0);
+	atomic_store(&jump_out, false);
+	atomic_store(&many_copied, 0);
+	atomic_store(&many_go, 0);
+	CHECK(!pthread_create(&copier, NULL, held_copier, NULL), "start the copier");
+	CHECK(wait_flag(&in_held_copy, 5), "the copier is inside its copy");
+	for (i = 0; i < MANY_THREADS; i++)
+		started += !pthread_create(&t[i], NULL, copy_and_stay, (void *)(intptr_t)i);
+	for (i = 0; i < 5000 && atomic_load(&many_copied) < started; i++)
+		usleep(1000);
+	EXPECT(started == MANY_THREADS && atomic_load(&many_copied) == started,
+	       "%d of %d threads started, %d copied", started, MANY_THREADS,
+	       atomic_load(&many_copied));
+	atomic_store(&unmap_done, 0);
+	CHECK(!pthread_create(&waiter, NULL, unmapper, NULL), "start the unmapper");
+	usleep(200 * 1000);
+	EXPECT(!atomic_load(&unmap_done), "gdr_unmap did not wait for a copy in flight whose "
+	       "record is older than %d others", started);
+	CHECK(write(release_pipe[1], &go, 1) == 1, "release the held copy");
+	pthread_join(copier, &ret);
+	EXPECT_ERR((int)(intptr_t)ret, 0);
+	pthread_join(waiter, NULL);
+	EXPECT_ERR(unmap_ret, 0);
+	atomic_store(&many_go, 1);
+	for (i = 0; i < started; i++) {
+		pthread_join(t[i], &ret);
+		failed += ret || many.va[i] != (uint8_t)i;
+	}
+	EXPECT(!failed, "%d of %d threads' copies failed", failed, started);
+	EXPECT(!memcmp(held.va, held_page, 64));
+	EXPECT_ERR(gdr_unmap(g, held.mh, held.va, BUF), 0);
+	EXPECT_ERR(gdr_unmap(g, many.mh, many.va, BUF), 0);
+	unpin_free(&held);
+	unpin_free(&other);
+	unpin_free(&many);
+	return 0;
+}
+
+/* ---- A fork while another thread is inside a copy ---- */
+
+static struct gdr_inflight *_Atomic held_record;
+
+/* held_copier, after a first copy that gives it a record to show. */
+static void *showing_held_copier(void *arg)
+{
+	uint8_t b = 0;
+
+	if (gdr_copy_to_mapping(held.mh, held.va + 256, &b, 1) == 0)
+		atomic_store(&held_record, gdr_inflight_self);
+	return held_copier(arg);
+}
+
+/* In the child: the held copier's thread is not here, so its record is neither used nor inside. */
+static int child_of_fork_in_copy(void *arg)
+{
+	struct gdr_inflight *r = arg;
+	unsigned long seq = atomic_load(&r->seq);
+
+	EXPECT(!atomic_load(&r->in_use), "the record of a thread the child does not have is still "
+	       "in use there");
+	EXPECT(!(seq & 1), "the record of a thread the child does not have is still inside a copy "
+	       "there (seq %lu): whichever thread takes it next would never leave its copies",
+	       seq);
+	EXPECT(atomic_load(&gdr_inflight_fence) ||
+	       syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0,
+	       "in the fork child, copies neither fence nor does membarrier order them: %s",
+	       test_strerror(errno));
+	return test_status();
+}
+
+static int case_fork_during_copy(void)
+{
+	const struct test_child child = { .timeout_s = 10, .quick_exit = true };
+	struct gdr_inflight *r;
+	pthread_t copier;
+	void *ret;
+	char go = 1;
+
+	CHECK(!pin_map(&held), "pin and map");
+	mprotect(held_page, page, PROT_NONE);
+	atomic_store(&in_held_copy, 0);
+	atomic_store(&jump_out, false);
+	atomic_store(&held_record, NULL);
+	CHECK(!pthread_create(&copier, NULL, showing_held_copier, NULL), "start the copier");
+	CHECK(wait_flag(&in_held_copy, 5), "the copier is inside its copy");
+	r = atomic_load(&held_record);
+	CHECK(r, "the copier's first copy failed");
+	CHECK(atomic_load(&r->in_use) && (atomic_load(&r->seq) & 1),
+	      "the held copier's record is in use and inside a copy");
+	EXPECT(test_child_run(&child, child_of_fork_in_copy, r) == TEST_PASS, "%s",
+	       test_reason());
+	CHECK(write(release_pipe[1], &go, 1) == 1, "release the held copy");
+	pthread_join(copier, &ret);
+	EXPECT_ERR((int)(intptr_t)ret, 0);
+	EXPECT(!memcmp(held.va, held_page, 64));
+	EXPECT_ERR(gdr_unmap(g, held.mh, held.va, BUF), 0);
+	unpin_free(&held);
+	return 0;
+}
+
 /* ---- A handler's copy inside its thread's registration ---- */
 
 static struct pinned reg;
@@ -448,6 +634,9 @@ static const struct test_case cases[] = {
 	{ "copy_left_by_longjmp", case_copy_left_by_longjmp },
 	{ "handler_interrupts_registration", case_handler_interrupts_registration },
 	{ "copy_in_later_exit_destructor", case_copy_in_later_exit_destructor },
+	{ "own_copy_left_by_longjmp", case_own_copy_left_by_longjmp },
+	{ "records_beyond_first_batch", case_records_beyond_first_batch },
+	{ "fork_during_copy", case_fork_during_copy },
 	{ NULL, NULL },
 };
 
