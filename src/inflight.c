@@ -206,7 +206,11 @@ static void fork_child(void)
 		atomic_store_explicit(&r->seq, s + (s & 1), memory_order_relaxed);
 		atomic_store_explicit(&r->in_use, false, memory_order_relaxed);
 	}
-	/* The registration is the mm's; the child's is new, so register it again. */
+	/*
+	 * The registration is the mm's. Linux copies it into the child's (only exec clears it),
+	 * so this is a no-op there; a kernel that did not would otherwise leave the child's
+	 * copies unordered, as they do not fence.
+	 */
 	if (!atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed) &&
 	    !membarrier_register())
 		atomic_store_explicit(&gdr_inflight_fence, 1, memory_order_relaxed);
