@@ -2,12 +2,18 @@
 /*
  * Load the library the way each known client does (reference section 10) and resolve exactly the
  * symbols it needs, then make the calls each makes right after loading. Each client is a case.
+ * Then a client that unloads the library while a thread that copied lives on: that thread's exit
+ * must not call into the library, which is gone by then.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gdrapi.h"
 #include "harness.h"
@@ -82,8 +88,64 @@ out_close:
 	return ret;
 }
 
+typedef int (*copy_to_mapping_fn)(gdr_mh_t, void *, const void *, size_t);
+
+static atomic_int copied, may_exit;
+
+/*
+ * A copy, on a handle that names nothing: refused, but the thread has announced it, so it now
+ * holds an in-flight record and the library's thread-exit hook. Then wait, and exit.
+ */
+static void *copy_then_wait(void *arg)
+{
+	copy_to_mapping_fn copy = (copy_to_mapping_fn)(uintptr_t)arg;
+	uint8_t src = 1, dst = 0;
+
+	atomic_store(&copied, copy((gdr_mh_t){ 0 }, &dst, &src, 1) == EINVAL ? 1 : -1);
+	while (!atomic_load(&may_exit))
+		usleep(1000);
+	return NULL;
+}
+
+static int unload_then_thread_exits(void *arg)
+{
+	gdr_t (*open_fn)(void);
+	int (*close_fn)(gdr_t);
+	copy_to_mapping_fn copy;
+	pthread_t t;
+	void *lib;
+	gdr_t g;
+
+	(void)arg;
+	lib = dlopen("libgdrapi.so.2", RTLD_NOW | RTLD_LOCAL);
+	CHECK(lib, "dlopen failed: %s", dlerror());
+	open_fn = (gdr_t (*)(void))dlsym(lib, "gdr_open");
+	close_fn = (int (*)(gdr_t))dlsym(lib, "gdr_close");
+	copy = (copy_to_mapping_fn)dlsym(lib, "gdr_copy_to_mapping");
+	CHECK(open_fn && close_fn && copy, "missing symbols");
+	/* Whether a backend is found or not, the library is set up for copies. */
+	g = open_fn();
+	if (g)
+		close_fn(g);
+	CHECK(!pthread_create(&t, NULL, copy_then_wait, (void *)(uintptr_t)copy),
+	      "pthread_create failed");
+	while (!atomic_load(&copied))
+		usleep(1000);
+	CHECK(atomic_load(&copied) == 1, "a copy on a null handle did not return EINVAL");
+	CHECK(!dlclose(lib), "dlclose: %s", dlerror());
+	if (dlopen("libgdrapi.so.2", RTLD_NOW | RTLD_NOLOAD))
+		return test_skip("the library stays loaded after dlclose: nothing to check");
+	atomic_store(&may_exit, 1);
+	/* A thread-exit hook left pointing into the unloaded library crashes the thread's exit. */
+	pthread_join(t, NULL);
+	return TEST_PASS;
+}
+
 int main(void)
 {
+	const struct test_child child = { .timeout_s = 30, .quick_exit = true };
+	int ret;
+
 	for (size_t i = 0; i < sizeof(clients) / sizeof(clients[0]); i++) {
 		const char *opened = NULL;
 		char name[64];
@@ -99,5 +161,12 @@ int main(void)
 		else
 			test_report("pass", name, "via %s", opened);
 	}
+	ret = test_child_run(&child, unload_then_thread_exits, NULL);
+	if (ret == TEST_SKIP)
+		test_report("skip", "unload_then_thread_exits", "%s", test_reason());
+	else if (ret)
+		test_report("fail", "unload_then_thread_exits", "%s", test_reason());
+	else
+		test_report("pass", "unload_then_thread_exits", NULL);
 	return test_status();
 }
