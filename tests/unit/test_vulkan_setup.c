@@ -1021,8 +1021,8 @@ static int case_hostile_vulkan_extension_count(void)
 /* With no device that matches, the search walks every device the driver said it wrote. */
 static int case_hostile_vulkan_device_count(void)
 {
-	return hostile_vulkan("device_count", NULL, "pin_copy", NULL) ||
-	       hostile_vulkan("device_count", "GDRCOPY_SIM_CUDA_UUID=00112233445566778899aabbccddeeff",
+	CHECK_PASS(hostile_vulkan("device_count", NULL, "pin_copy", NULL));
+	return hostile_vulkan("device_count", "GDRCOPY_SIM_CUDA_UUID=00112233445566778899aabbccddeeff",
 			      "open_fails", "no Vulkan device matches CUDA device 0");
 }
 
@@ -1075,12 +1075,12 @@ static int case_hostile_vulkan_dedicated_only(void)
 						 "GDRCOPY_TEST_WANT_PIN=12" /* ENOMEM */, NULL };
 	static const char *const refused[] = { "GDRCOPY_TEST_WANT_PIN=95" /* ENOTSUP */, NULL };
 
-	return hostile_vulkan("dedicated_only", NULL, "pin_counted", "buffers 0") ||
-	       hostile_vulkan_env("dedicated_only", no_buffer, "pin_counted",
-				  "vkCreateBuffer(2097152 bytes) for a dedicated import failed") ||
-	       hostile_vulkan_env("dedicated_only", no_import, "pin_counted",
-				  "VK_ERROR_OUT_OF_HOST_MEMORY") ||
-	       hostile_vulkan_env("dedicated_only,buffer_types", refused, "pin_counted",
+	CHECK_PASS(hostile_vulkan("dedicated_only", NULL, "pin_counted", "buffers 0"));
+	CHECK_PASS(hostile_vulkan_env("dedicated_only", no_buffer, "pin_counted",
+				      "vkCreateBuffer(2097152 bytes) for a dedicated import failed"));
+	CHECK_PASS(hostile_vulkan_env("dedicated_only", no_import, "pin_counted",
+				      "VK_ERROR_OUT_OF_HOST_MEMORY"));
+	return hostile_vulkan_env("dedicated_only,buffer_types", refused, "pin_counted",
 				  "does not allow memory type");
 }
 
