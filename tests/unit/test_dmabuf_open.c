@@ -4,7 +4,9 @@
  * (R610) makes it decline with the version reason, after which gdr_open goes on to the next
  * backend; forcing it (GDRCOPY_USE_DMABUF_MMAP=1 or GDRCOPY_BACKEND=dmabuf) on such a driver
  * makes gdr_open fail with that reason; a driver with no dma-buf device declines likewise; a
- * 13.3 driver with one is chosen. Each case is a gdr_open in a child with its own environment.
+ * 13.3 driver with one is chosen. GDRCOPY_USE_DMABUF_MMAP forces nothing unless it is exactly
+ * "1" (as GDRCopy 2.6's), GDRCOPY_BACKEND set wins over it, and GDRCOPY_BACKEND set empty is
+ * unset. Each case is a gdr_open in a child with its own environment.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,10 @@ static const struct open_case cases[] = {
 	{ "old_driver_default", "13000", "124=1", NULL, NULL, -1, VERSION_REASON, 1 },
 	{ "old_driver_use_dmabuf_mmap", "13000", "124=1", NULL, "1", 2, VERSION_REASON, 0 },
 	{ "old_driver_backend_dmabuf", "13000", "124=1", "dmabuf", NULL, 2, VERSION_REASON, 0 },
+	{ "old_driver_use_dmabuf_mmap_0", "13000", "124=1", NULL, "0", -1, VERSION_REASON, 1 },
+	{ "old_driver_use_dmabuf_mmap_yes", "13000", "124=1", NULL, "yes", -1, VERSION_REASON, 1 },
+	{ "old_driver_backend_empty", "13000", "124=1", "", NULL, -1, VERSION_REASON, 1 },
+	{ "backend_vulkan_over_use_dmabuf_mmap", "13000", "124=1", "vulkan", "1", -1, NULL, 1 },
 	{ "old_driver_sim_default_attrs", "13000", NULL, "dmabuf", NULL, 2, VERSION_REASON, 0 },
 	{ "no_dmabuf_device", "13030", "124=0", "dmabuf", NULL, 2, NO_DEVICE_REASON, 0 },
 	{ "new_driver_default", "13030", "124=1", NULL, NULL, 10 + GDR_BACKEND_DMABUF, NULL, 0 },

@@ -85,6 +85,9 @@ int main(void)
 	EXPECT(says_why(log, "dmabuf"));
 	EXPECT(says_why(log, "vulkan"));
 	EXPECT(strstr(log, "ERR:  gdr_open: no backend") != NULL);
+	/* Why the first name the library tries, the driver's SONAME, was not found. */
+	EXPECT(strstr(log, "libcuda.so.1 not found: install the NVIDIA driver (libcuda.so.1: ") !=
+	       NULL, "the reason does not quote dlopen's error for libcuda.so.1");
 	printf("default:\n%s", log);
 
 	EXPECT_ERR(open_in_child(forced_gdrdrv, log, sizeof(log), &null), 0);
