@@ -108,6 +108,36 @@ static int child_open_fails_counted(void)
 	return vulkan_objects_left(true) || ret;
 }
 
+/*
+ * gdr_open, then in a fork child a gdr_open of the child's own, which must fail where CUDA does
+ * not survive fork (GDRCOPY_SIM_CUDA_FORK_REFUSES), saying why.
+ */
+static int child_open_after_fork(void)
+{
+	gdr_t g = gdr_open();
+	int status = -1;
+	pid_t pid;
+
+	if (!g) {
+		printf("gdr_open failed\n");
+		return 1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		gdr_t own = gdr_open();
+
+		if (own)
+			printf("the fork child's gdr_open succeeded\n");
+		fflush(stdout);
+		_exit(own ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		status = -1;
+	return gdr_close(g) || status ? 1 : 0;
+}
+
 /* gdr_open must pick the vulkan backend. */
 static int child_open_vulkan(void)
 {
@@ -689,6 +719,7 @@ static const struct {
 	{ "import_fd_reused", child_import_fd_reused },
 	{ "map_fails", child_map_fails },
 	{ "open_vulkan", child_open_vulkan },
+	{ "open_after_fork", child_open_after_fork },
 	{ "open_forced", child_open_forced },
 	{ "process_state", child_process_state },
 	{ "open_no_pin", child_open_no_pin },
@@ -839,6 +870,18 @@ static int case_cuinit_fails(void)
 	static const char *const env[] = { "GDRCOPY_SIM_CUDA_INIT_ERROR=999", NULL };
 
 	return expect("open_fails", true, env, "cuInit(0) failed: CUDA_ERROR_UNKNOWN");
+}
+
+/*
+ * CUDA does not survive fork (NVIDIA's driver refuses cuInit in the child): a fork child's
+ * gdr_open says that this is why, and what to do.
+ */
+static int case_cuda_after_fork(void)
+{
+	static const char *const env[] = { "GDRCOPY_SIM_CUDA_FORK_REFUSES=1", NULL };
+
+	return expect("open_after_fork", true, env, "it was forked from one that had initialised "
+		      "CUDA (cuInit(0) here: CUDA_ERROR_NOT_INITIALIZED");
 }
 
 static int case_no_device(void)
@@ -1191,6 +1234,7 @@ static const struct test_case cases[] = {
 	{ "missing_entry_point", case_missing_entry_point },
 	{ "test_entry_points_missing", case_test_entry_points_missing },
 	{ "cuinit_fails", case_cuinit_fails },
+	{ "cuda_after_fork", case_cuda_after_fork },
 	{ "no_device", case_no_device },
 	{ "uuid_mismatch", case_uuid_mismatch },
 	{ "no_vulkan_driver", case_no_vulkan_driver },

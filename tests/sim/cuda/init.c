@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -57,6 +58,7 @@ static void config_read(void)
 	config.init_error = (CUresult)env_int("GDRCOPY_SIM_CUDA_INIT_ERROR", CUDA_SUCCESS);
 	config.bad_range = env_int("GDRCOPY_SIM_CUDA_BAD_RANGE", 0);
 	config.bad_ordinal = env_int("GDRCOPY_SIM_CUDA_BAD_ORDINAL", 0) != 0;
+	config.fork_refuses = env_int("GDRCOPY_SIM_CUDA_FORK_REFUSES", 0) != 0;
 	config.use_vulkan = !backing || strcmp(backing, "memfd") != 0;
 	if (uuid && *uuid) {
 		config.uuid_forced = parse_uuid(uuid, config.uuid);
@@ -76,9 +78,20 @@ const struct sim_config *sim_config(void)
 	return &config;
 }
 
+/*
+ * NVIDIA's driver does not survive fork: in a child of a process that had initialised it, cuInit
+ * and every other call fail with CUDA_ERROR_NOT_INITIALIZED. The simulator accepts them unless
+ * told to refuse.
+ */
+static bool forked_after_init(void)
+{
+	return sim_config()->fork_refuses && sim.initialized && sim.init_pid != getpid();
+}
+
 CUresult sim_check_init(void)
 {
-	return sim.initialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+	return sim.initialized && !forked_after_init() ? CUDA_SUCCESS :
+							 CUDA_ERROR_NOT_INITIALIZED;
 }
 
 CUresult CUDAAPI cuInit(unsigned int flags)
@@ -91,12 +104,16 @@ CUresult CUDAAPI cuInit(unsigned int flags)
 	if (cfg->init_error != CUDA_SUCCESS)
 		return cfg->init_error;
 	pthread_mutex_lock(&sim_lock);
-	if (!sim.initialized) {
+	if (forked_after_init()) {
+		res = CUDA_ERROR_NOT_INITIALIZED;
+	} else if (!sim.initialized) {
 		sim_devices_init();
-		if (cfg->device_count == 0)
+		if (cfg->device_count == 0) {
 			res = CUDA_ERROR_NO_DEVICE;
-		else
+		} else {
 			sim.initialized = true;
+			sim.init_pid = getpid();
+		}
 	}
 	pthread_mutex_unlock(&sim_lock);
 	return res;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 #include <sys/types.h>
+#include <sys/types.h>
 
 #include <cuda.h>
 
@@ -46,6 +47,7 @@ struct sim_config {
 	char nvp2p_path[256];		/* GDRCOPY_SIM_CUDA_NVP2P: "" in the default mode */
 	int bad_range;			/* GDRCOPY_SIM_CUDA_BAD_RANGE: a broken driver's ranges */
 	bool bad_ordinal;		/* GDRCOPY_SIM_CUDA_BAD_ORDINAL */
+	bool fork_refuses;		/* GDRCOPY_SIM_CUDA_FORK_REFUSES: as NVIDIA's driver */
 };
 
 enum sim_phys_kind {
@@ -97,6 +99,7 @@ struct sim_range {
 
 struct sim_state {
 	bool initialized;		/* cuInit succeeded */
+	pid_t init_pid;			/* in this process */
 	bool vulkan_ok;			/* POSIX-fd VMM memory comes from Vulkan exports */
 	LIST_HEAD(, sim_phys) phys;
 	LIST_HEAD(, sim_range) ranges;
