@@ -18,6 +18,7 @@ void copy_select_tables(void);
 void copy_select_auto(void);
 void copy_select_forced(void);
 void copy_select_names(void);
+void copy_select_size_names(void);
 void copy_select_fences(void);
 void copy_select_impl_mask(void);
 void copy_select_impl_for(void);

@@ -266,6 +266,22 @@ static void test_env_rejected(unsigned int cpu)
 	test_report("skip", "env_unsupported", "this CPU runs every routine of this build");
 }
 
+/* GDRCOPY_COPY_IMPL set but empty is unset: the automatic choice, and no error. */
+static void test_env_empty(void)
+{
+	if (run_child("", child_init))
+		test_report("fail", "env_empty", "child failed: %s", out->err);
+	else if (!tables_equal(&out->table, &auto_table))
+		test_report("fail", "env_empty", "GDRCOPY_COPY_IMPL= changed the choice");
+	else if (count_lines(out->err, "ERR"))
+		test_report("fail", "env_empty", "logged an error: %s", out->err);
+	else if (count_lines(out->err, "INFO: copy to WC: ") != 1)
+		test_report("fail", "env_empty", "no single INFO line with the choice: %s",
+			    out->err);
+	else
+		test_report("pass", "env_empty", NULL);
+}
+
 static void test_race(void)
 {
 	if (run_child(NULL, child_race)) {
@@ -310,12 +326,14 @@ int main(void)
 
 	test_env_override(cpu);
 	test_env_rejected(cpu);
+	test_env_empty();
 	test_race();
 
 	copy_select_tables();
 	copy_select_auto();
 	copy_select_forced();
 	copy_select_names();
+	copy_select_size_names();
 	copy_select_impl_mask();
 	copy_select_fences();
 	copy_select_impl_for();
