@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * CPU feature detection: the x86 decoding rules on made-up CPUs (the max-leaf guard, OSXSAVE,
- * the XCR0 masks), then the running CPU against the kernel's view in /proc/cpuinfo.
+ * the XCR0 masks), then the running CPU against the kernel's view in /proc/cpuinfo. Then the
+ * features' description, which error messages quote: "none" for no feature, and as much as
+ * fits, never past its buffer, when it does not all fit.
  */
 #include <stdio.h>
 #include <string.h>
@@ -164,6 +166,32 @@ static void test_cpuinfo(void)
 }
 #endif
 
+static void test_describe(void)
+{
+	char buf[32];
+
+	gdr_cpu_describe(0, buf, sizeof(buf));
+	if (strcmp(buf, "none")) {
+		test_report("fail", "describe", "no feature described as \"%s\", not \"none\"",
+			    buf);
+		return;
+	}
+	/* "SSE2 SSE4.1 AVX2 ERMS" in 8 bytes: its first 7, and nothing written past the 8. */
+	memset(buf, 'x', sizeof(buf));
+	gdr_cpu_describe(GDR_CPU_SSE2 | GDR_CPU_SSE41 | GDR_CPU_AVX2 | GDR_CPU_ERMS, buf, 8);
+	for (size_t i = 8; i < sizeof(buf); i++) {
+		if (buf[i] != 'x') {
+			test_report("fail", "describe", "a description in 8 bytes wrote byte %zu", i);
+			return;
+		}
+	}
+	if (strcmp(buf, "SSE2 SS"))
+		test_report("fail", "describe", "a description cut to 8 bytes is \"%.8s\", not "
+			    "\"SSE2 SS\"", buf);
+	else
+		test_report("pass", "describe", NULL);
+}
+
 int main(void)
 {
 	char desc[128];
@@ -172,6 +200,7 @@ int main(void)
 	test_decode();
 #endif
 	test_cpuinfo();
+	test_describe();
 	expect_flags("detect_cached", gdr_cpu_features(), gdr_cpu_detect());
 	gdr_cpu_describe(gdr_cpu_features(), desc, sizeof(desc));
 	printf("detected: %s\n", desc);
