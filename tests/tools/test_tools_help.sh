@@ -1,7 +1,8 @@
 #!/bin/bash
 # The tools anywhere: -h works on a machine without the NVIDIA driver (nothing links libcuda) and
-# lists exactly the options of the tool's man page; an unknown --backend, and pplat's -r for a
-# flag in host memory, are refused while the options are parsed, before CUDA is loaded.
+# lists exactly the options of the tool's man page; an unknown option or --backend, a value with
+# anything after its number or suffix, and pplat's -r for a flag in host memory, are refused
+# while the options are parsed, before CUDA is loaded; the size suffixes' bounds are exact.
 . @LIB@
 man_dir=@SRC@/man
 tools="info sanity copybw copylat apiperf"
@@ -89,6 +90,28 @@ for t in copybw copylat apiperf; do
 	expect_exit "size_negative_wraps_to_one_$t" 2 "^gdrcopy_$t: -s  -18446744073709551615: not a size\$" \
 		env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_$t" -s ' -18446744073709551615'
 done
+# The K and M suffixes are 2^10 and 2^20, to the byte: the largest size in each is taken (here with
+# -h after it, which ends the run once the options are parsed), one unit more is too large.
+expect_exit size_largest_k 0 '^usage: gdrcopy_copylat ' \
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" -s 9007199254740991K -h
+expect_exit size_too_large_k 2 '^gdrcopy_copylat: -s 9007199254740992K: too large' \
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" -s 9007199254740992K
+expect_exit size_largest_m 0 '^usage: gdrcopy_copylat ' \
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" -s 8796093022207M -h
+expect_exit size_too_large_m 2 '^gdrcopy_copylat: -s 8796093022208M: too large' \
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" -s 8796093022208M
+# A choice is taken in any case; a wrong one is answered with the list, "A, B or C".
+expect_exit choice_any_case 0 '^usage: gdrcopy_copylat ' \
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" -a CUMEMCREATE -M WC -h
+expect_exit choice_list_two 2 '^gdrcopy_copylat: -a foo: expected cuMemAlloc or cuMemCreate$' \
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" -a foo
+expect_exit choice_list_four 2 '^gdrcopy_copylat: -M foo: expected default, wc, cache or device$' \
+	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" -M foo
+# An option no tool has: the usage on stderr, and exit 2 (not 0, as -h).
+for t in sanity copybw copylat apiperf pplat; do
+	[ -x "$BIN/gdrcopy_$t" ] || continue
+	check_refuses "unknown_option_$t" "$BIN/gdrcopy_$t" --bogus
+done
 # --sweep-fd (for --impl all's own runs) must name an open descriptor, or every message is lost.
 expect_exit sweep_fd_closed 2 '^gdrcopy_copylat: --sweep-fd 99: Bad file descriptor' \
 	env LD_LIBRARY_PATH="$TOOLS_LIB" "$BIN/gdrcopy_copylat" --sweep-fd 99
@@ -99,7 +122,7 @@ for t in sanity copybw copylat apiperf pplat; do
 	check_bad_values "bad_value_$t" "$BIN/gdrcopy_$t" "-d x" "-d -1" "--backend foo" "stray"
 done
 check_bad_values bad_value_copybw "$BIN/gdrcopy_copybw" "-s abc" "-M foo" "-a foo" "-w 0" "-o 3" \
-	"-s 0" "-c 256K"
+	"-s 0" "-c 256K" "-s 4KB" "-s 64x" "-w 10x"
 check_bad_values bad_value_copylat "$BIN/gdrcopy_copylat" "-s abc" "-M foo" "-a foo" "-r x" "-s 0"
 check_bad_values bad_value_apiperf "$BIN/gdrcopy_apiperf" "-n 0" "-M foo" "--impl all" "-s 0"
 check_bad_values bad_value_sanity "$BIN/gdrcopy_sanity" "-t nosuch" "--impl all"
