@@ -109,32 +109,54 @@ static int child_open_fails_counted(void)
 }
 
 /*
+ * Fork, run fn in the child and end it with what fn returns: its exit status, or -1 when it did
+ * not exit. _exit: Mesa's atexit handler would join the parent's lavapipe threads.
+ */
+static int in_fork_child(int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		int ret = fn(arg);
+
+		fflush(stdout);
+		fflush(stderr);
+		_exit(ret);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* In a fork child: its own gdr_open must fail. */
+static int own_open_fails(void *arg)
+{
+	gdr_t own = gdr_open();
+
+	(void)arg;
+	if (own)
+		printf("the fork child's gdr_open succeeded\n");
+	return own ? 1 : 0;
+}
+
+/*
  * gdr_open, then in a fork child a gdr_open of the child's own, which must fail where CUDA does
  * not survive fork (GDRCOPY_SIM_CUDA_FORK_REFUSES), saying why.
  */
 static int child_open_after_fork(void)
 {
 	gdr_t g = gdr_open();
-	int status = -1;
-	pid_t pid;
+	int status;
 
 	if (!g) {
 		printf("gdr_open failed\n");
 		return 1;
 	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		gdr_t own = gdr_open();
-
-		if (own)
-			printf("the fork child's gdr_open succeeded\n");
-		fflush(stdout);
-		_exit(own ? 1 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		status = -1;
+	status = in_fork_child(own_open_fails, NULL);
 	return gdr_close(g) || status ? 1 : 0;
 }
 
@@ -333,6 +355,21 @@ static int child_threads_open(void)
 	return 0;
 }
 
+struct parent_pin {
+	gdr_t g;
+	CUdeviceptr ptr;
+};
+
+/* In a fork child: close the parent's gdr_t, then open and pin with one of its own. */
+static int own_state(void *arg)
+{
+	const struct parent_pin *p = arg;
+	gdr_t own = gdr_open();
+	gdr_mh_t mh;
+
+	return gdr_close(p->g) || !own || gdr_pin_buffer_v2(own, p->ptr + 65536, 65536, 0, &mh);
+}
+
 /*
  * A fork child never uses its parent's Vulkan objects: after the parent built the instance and a
  * VkDevice, the child's own gdr_open and pin build theirs (so the parent counts two of each), and
@@ -340,36 +377,21 @@ static int child_threads_open(void)
  */
 static int child_fork_own_state(void)
 {
-	CUdeviceptr ptr;
+	struct parent_pin p;
 	gdr_mh_t mh;
-	int status;
-	pid_t pid;
-	gdr_t g;
 
-	if (sim_vmm_alloc(&ptr))
+	if (sim_vmm_alloc(&p.ptr))
 		return 1;
-	g = gdr_open();
-	if (!g || gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh)) {
+	p.g = gdr_open();
+	if (!p.g || gdr_pin_buffer_v2(p.g, p.ptr, 65536, 0, &mh)) {
 		printf("gdr_open or pin failed\n");
 		return 1;
 	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		gdr_t own = gdr_open();
-		int bad = gdr_close(g) || !own || gdr_pin_buffer_v2(own, ptr + 65536, 65536, 0, &mh);
-
-		fflush(stderr);
-		/* _exit: Mesa's atexit handler would join the parent's lavapipe threads. */
-		_exit(bad);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
+	if (in_fork_child(own_state, &p)) {
 		printf("the fork child failed\n");
 		return 1;
 	}
-	return gdr_close(g) ? 1 : 0;
+	return gdr_close(p.g) ? 1 : 0;
 }
 
 /*
