@@ -2,8 +2,8 @@
 # (exit status and output format, never times) on the simulated CUDA driver through the vulkan
 # backend over lavapipe, the one-line refusals without a GPU, a driver or a backend, -h against
 # the man pages, bench/run.sh QUICK (the script and its report, not the numbers), make run's
-# demonstration (tools/demo.sh) on the simulated GPU, and the statistics the tools print (their
-# median, minimum and mean, on made-up values).
+# demonstration (tools/demo.sh) on the simulated GPU, the statistics the tools print (their
+# median, minimum and mean, on made-up values) and the pattern their copies are checked with.
 
 TOOLS_TEST_DIR := $(BUILD)/tests/tools
 TOOLS_TESTS := $(addprefix $(TOOLS_TEST_DIR)/,test_tools_sanity test_tools_runs test_tools_nogpu \
@@ -26,18 +26,19 @@ $(TOOLS_TEST_LIB): tests/tools/tools_lib.sh
 		-e 's|@STUB@|$(CUDA)/lib64/stubs|' \
 		-e 's|@HARNESS@|$(abspath tests/harness/harness.sh)|' $< >$@
 
-# The tools' statistics, on their own: a C program on stats.c and what it calls (tool_warn's
-# output.c, with its stdout check, and sweep.c, whose descriptor it reads), and the harness's
-# reporting without its simulated GPU.
-STATS_TEST := $(TOOLS_TEST_DIR)/test_tool_stats
-$(STATS_TEST): $(OBJ)/tests/tools/test_tool_stats.o \
+# The tools' own computations, on their own: C programs on stats.c and pattern.c and what they
+# call (tool_warn's output.c, with its stdout check, and sweep.c, whose descriptor stats.c
+# reads), and the harness's reporting without its simulated GPU.
+TOOL_UNIT_TESTS := $(addprefix $(TOOLS_TEST_DIR)/,test_tool_stats test_tool_pattern)
+$(TOOL_UNIT_TESTS): $(TOOLS_TEST_DIR)/%: $(OBJ)/tests/tools/%.o \
 		$(addprefix $(OBJ)/tests/harness/,harness.o process.o) \
-		$(addprefix $(OBJ)/tools/,stats.o output.o stdout_check.o sweep.o) $(LIB_SHARED)
+		$(addprefix $(OBJ)/tools/,stats.o pattern.o output.o stdout_check.o sweep.o) \
+		$(LIB_SHARED)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) -lgdrapi -ldl \
 		-Wl,-rpath,$(abspath $(LIB_DIR))
-$(OBJ)/tests/tools/test_tool_stats.o: ALL_CFLAGS += -Itools
+$(OBJ)/tests/tools/test_tool_stats.o $(OBJ)/tests/tools/test_tool_pattern.o: ALL_CFLAGS += -Itools
 
 $(TOOLS_TESTS) $(BENCH_TEST) $(DEMO_TEST): $(TOOLS_TEST_DIR)/%: tests/tools/%.sh $(TOOLS_TEST_LIB)
 	@mkdir -p $(dir $@)
@@ -45,11 +46,11 @@ $(TOOLS_TESTS) $(BENCH_TEST) $(DEMO_TEST): $(TOOLS_TEST_DIR)/%: tests/tools/%.sh
 
 ifeq ($(BUILD_TOOLS),1)
 # The demonstration's program, by its name: tools/tools.mk, which names it, may be read later.
-test-build: $(TOOLS_TESTS) $(BENCH_TEST) $(DEMO_TEST) $(STATS_TEST) tools $(SIM_CUDA_LIB) \
+test-build: $(TOOLS_TESTS) $(BENCH_TEST) $(DEMO_TEST) $(TOOL_UNIT_TESTS) tools $(SIM_CUDA_LIB) \
 	$(BROKEN_COPY_LIB) $(BUILD)/demo/gdrcopy_demo
-check-build-sanitize: $(TOOLS_TESTS) $(STATS_TEST) tools $(SIM_CUDA_LIB) $(BROKEN_COPY_LIB)
-TEST_TESTS += $(TOOLS_TESTS) $(BENCH_TEST) $(DEMO_TEST) $(STATS_TEST)
+check-build-sanitize: $(TOOLS_TESTS) $(TOOL_UNIT_TESTS) tools $(SIM_CUDA_LIB) $(BROKEN_COPY_LIB)
+TEST_TESTS += $(TOOLS_TESTS) $(BENCH_TEST) $(DEMO_TEST) $(TOOL_UNIT_TESTS)
 # The tools built with ASan + UBSan (leak checking included) run the same scripts.
-SANITIZE_TESTS += $(TOOLS_TESTS) $(STATS_TEST)
+SANITIZE_TESTS += $(TOOLS_TESTS) $(TOOL_UNIT_TESTS)
 endif
 CHECK_DEBS += mesa-vulkan-drivers libvulkan1 python3
