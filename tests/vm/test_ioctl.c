@@ -154,7 +154,10 @@ static int case_raw_ioctls(void)
 	      (unsigned long long)info.va, (unsigned long long)info.mapped_size, info.mapping_type);
 	info1.handle = h;
 	CHECK_OK(vm_ioctl(fd, GDRDRV_IOC_GET_INFO, &info1));
-	CHECK(info1.va == a.va && !info1.mapped && !info1.wc_mapping, "GET_INFO");
+	CHECK(info1.handle == h && info1.va == a.va && !info1.mapped && !info1.wc_mapping,
+	      "GET_INFO: handle %#llx (asked %#llx) va %#llx mapped %u wc_mapping %u",
+	      (unsigned long long)info1.handle, (unsigned long long)h,
+	      (unsigned long long)info1.va, info1.mapped, info1.wc_mapping);
 	CHECK_OK(vm_raw_cb_flag(fd, h, &flag));
 	CHECK(flag == 0, "callback flag %u on a live pin", flag);
 	/* The pin is at offset 100: not mappable. */
@@ -183,6 +186,13 @@ static int case_raw_ioctls(void)
 	CHECK_OK(vm_raw_info(fd, h, &info));
 	CHECK(info.mapping_type == GDR_MR_WC, "mapping type %u after asking for WC",
 	      info.mapping_type);
+	/* GET_INFO (v1, what libgdrapi before 2.4 asks) says the same with its two flags. */
+	info1 = (struct gdrdrv_get_info_params){ .handle = h };
+	CHECK_OK(vm_ioctl(fd, GDRDRV_IOC_GET_INFO, &info1));
+	CHECK(info1.handle == h && info1.mapped && info1.wc_mapping,
+	      "GET_INFO of the WC mapping: handle %#llx (asked %#llx) mapped %u wc_mapping %u",
+	      (unsigned long long)info1.handle, (unsigned long long)h, info1.mapped,
+	      info1.wc_mapping);
 	CHECK_ERR(vm_ioctl(fd, GDRDRV_IOC_REQ_MAPPING_TYPE, &req), EBUSY);
 	CHECK(!vm_raw_map(fd, h, GPU_PAGE, &err) && err == EINVAL, "a second mmap: %s",
 	      strerror(err));
