@@ -158,6 +158,18 @@ static int case_raw_ioctls(void)
 	      "GET_INFO: handle %#llx (asked %#llx) va %#llx mapped %u wc_mapping %u",
 	      (unsigned long long)info1.handle, (unsigned long long)h,
 	      (unsigned long long)info1.va, info1.mapped, info1.wc_mapping);
+	/*
+	 * gdr_info_t's cycles_per_ms and tm_cycles (deprecated, still reported): both versions
+	 * give the pin's own, and on x86 get_pages took some TSC cycles (arm64 counts none).
+	 */
+	vm_log("tsc_khz %u, tm_cycles %llu", info.tsc_khz, (unsigned long long)info.tm_cycles);
+	CHECK(info1.tsc_khz == info.tsc_khz && info1.tm_cycles == info.tm_cycles,
+	      "GET_INFO says tsc_khz %u tm_cycles %llu, GET_INFO_V2 %u and %llu", info1.tsc_khz,
+	      (unsigned long long)info1.tm_cycles, info.tsc_khz,
+	      (unsigned long long)info.tm_cycles);
+#if defined(__x86_64__)
+	CHECK(info.tm_cycles != 0, "GET_INFO_V2: get_pages took 0 TSC cycles");
+#endif
 	CHECK_OK(vm_raw_cb_flag(fd, h, &flag));
 	CHECK(flag == 0, "callback flag %u on a live pin", flag);
 	/* The pin is at offset 100: not mappable. */
