@@ -184,6 +184,9 @@ static int case_raw_ioctls(void)
 	CHECK_ERR(vm_ioctl(fd, GDRDRV_IOC_REQ_MAPPING_TYPE, &req), EINVAL);
 	req = (struct gdrdrv_req_mapping_type_params){ .handle = h + 1000, .mapping_type = 1 };
 	CHECK_ERR(vm_ioctl(fd, GDRDRV_IOC_REQ_MAPPING_TYPE, &req), EINVAL);
+	/* Device mappings are BlueField-3's alone (a root port of its, which no VM here has). */
+	req = (struct gdrdrv_req_mapping_type_params){ .handle = h, .mapping_type = GDR_MR_DEVICE };
+	CHECK_ERR(vm_ioctl(fd, GDRDRV_IOC_REQ_MAPPING_TYPE, &req), EOPNOTSUPP);
 	req = (struct gdrdrv_req_mapping_type_params){ .handle = h, .mapping_type = GDR_MR_WC };
 	CHECK_OK(vm_ioctl(fd, GDRDRV_IOC_REQ_MAPPING_TYPE, &req));
 	CHECK(!vm_raw_map(fd, h, 3 * GPU_PAGE, &err) && err == EINVAL,
