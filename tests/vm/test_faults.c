@@ -159,6 +159,14 @@ static int case_fault_load_each_step(void)
 	int kmsg, n, err = -1, nseen = 0;
 
 	CHECK_PASS(fault_build(&ko));
+	/* A dev_mode beyond the permission bits (setuid, sticky) is refused, as a bad param. */
+	snprintf(params, sizeof(params), "dev_mode=04666 %s", persistent_param());
+	err = load_fault_build(ko, params);
+	if (!err)
+		unload();	/* for the cases after this one */
+	CHECK(err == EINVAL, "the load with dev_mode=04666 gave %s, not EINVAL", strerror(err));
+	CHECK(access("/sys/module/gdrdrv", F_OK) && errno == ENOENT,
+	      "the load with dev_mode=04666 left gdrdrv in /sys/module");
 	kmsg = kmsg_from_now();
 	CHECK(kmsg >= 0, "cannot read /dev/kmsg: %s", strerror(errno));
 	for (n = 1; n <= MAX_RUNS; n++) {
