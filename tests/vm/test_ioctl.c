@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gdrapi_ext.h"
@@ -82,6 +83,102 @@ static int case_provider_errors(void)
 	return TEST_PASS;
 }
 
+#define PARAMS_DIR "/sys/module/gdrdrv/parameters/"
+
+/* The permission bits of path, or -1 (errno set) if there is no such file. */
+static int file_mode(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (int)(st.st_mode & 07777);
+}
+
+/* Read a number from a sysfs file; 0 or an errno. */
+static int read_number(const char *path, int *v)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return errno;
+	ok = fscanf(f, "%d", v) == 1;
+	fclose(f);
+	return ok ? 0 : EIO;
+}
+
+static int write_number(const char *path, int v)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (!f)
+		return errno;
+	ok = fprintf(f, "%d\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : EIO;
+}
+
+/* The "NAME: VALUE" line of /proc/driver/gdrdrv/params says value. */
+static int params_line_is(const char *name, const char *value)
+{
+	char line[128], want[128];
+	int found = 0;
+	FILE *f = fopen("/proc/driver/gdrdrv/params", "r");
+
+	CHECK(f, "no /proc/driver/gdrdrv/params");
+	snprintf(want, sizeof(want), "%s: %s\n", name, value);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, name, strlen(name)) == 0 && line[strlen(name)] == ':')
+			found = strcmp(line, want) == 0 ? 1 : -1;
+	fclose(f);
+	CHECK(found == 1, "/proc/driver/gdrdrv/params %s \"%s: %s\"",
+	      found ? "says otherwise than" : "lacks", name, value);
+	return TEST_PASS;
+}
+
+/*
+ * What the module shows outside ioctls: the device with its default mode (dev_mode, 0666:
+ * GDRCopy's scripts' mode, which users' programs rely on), the parameters fixed at load
+ * read-only, the procfs files read-only, and params' log switches as they are now (a switch
+ * turned on after the load is shown on).
+ */
+static int module_files_check(void)
+{
+	static const struct { const char *path; int mode; } modes[] = {
+		{ "/dev/gdrdrv", 0666 },
+		{ "/proc/driver/gdrdrv/params", 0444 },
+		{ "/proc/driver/gdrdrv/nv_get_pages_refcount", 0444 },
+		{ PARAMS_DIR "use_persistent_mapping", 0444 },
+		{ PARAMS_DIR "dev_mode", 0444 },
+		{ PARAMS_DIR "max_pins_per_file", 0644 },
+		{ PARAMS_DIR "dbg_enabled", 0644 },
+		{ PARAMS_DIR "info_enabled", 0644 },
+	};
+	char v[16];
+	unsigned int i;
+	int dbg, info, ret;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		CHECK(file_mode(modes[i].path) == modes[i].mode, "%s has mode %#o, not %#o",
+		      modes[i].path, file_mode(modes[i].path), modes[i].mode);
+	CHECK_OK(params_line_is("Version", GDRDRV_VERSION_STRING));
+	CHECK_OK(read_number(PARAMS_DIR "dbg_enabled", &dbg));
+	CHECK_OK(read_number(PARAMS_DIR "info_enabled", &info));
+	snprintf(v, sizeof(v), "%d", dbg);
+	CHECK_OK(params_line_is("dbg_enabled", v));
+	snprintf(v, sizeof(v), "%d", info);
+	CHECK_OK(params_line_is("info_enabled", v));
+	/* Switched on and off again: each line follows its own switch. */
+	CHECK_OK(write_number(PARAMS_DIR "info_enabled", !info));
+	snprintf(v, sizeof(v), "%d", !info);
+	ret = params_line_is("info_enabled", v);
+	if (ret == TEST_PASS) {
+		snprintf(v, sizeof(v), "%d", dbg);
+		ret = params_line_is("dbg_enabled", v);
+	}
+	CHECK_OK(write_number(PARAMS_DIR "info_enabled", info));
+	return ret;
+}
+
 static int case_attributes_sanity(void)
 {
 	char line[128];
@@ -116,7 +213,7 @@ static int case_attributes_sanity(void)
 	}
 	fclose(f);
 	CHECK(seen, "params has no \"Use persistent mapping\" line");
-	return TEST_PASS;
+	return module_files_check();
 }
 
 static int case_raw_ioctls(void)
