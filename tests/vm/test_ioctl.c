@@ -216,6 +216,62 @@ static int case_attributes_sanity(void)
 	return module_files_check();
 }
 
+/* The VmFlags line of the mapping that starts at p, from /proc/self/smaps: 0 or an errno. */
+static int vma_flags(const void *p, char *flags, size_t len)
+{
+	unsigned long start, end;
+	char line[256];
+	int in = 0, ret = ENOENT;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
+			in = start == (unsigned long)p;
+		} else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			snprintf(flags, len, "%s", line + 8);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Whether the VmFlags line flags has the two-letter flag name. */
+static int has_vm_flag(const char *flags, const char *name)
+{
+	char word[8];
+
+	snprintf(word, sizeof(word), " %s", name);
+	for (const char *q = strstr(flags, word); q; q = strstr(q + 1, word))
+		if (q[3] == ' ' || q[3] == '\n' || q[3] == '\0')
+			return 1;
+	return 0;
+}
+
+/*
+ * What gdrdrv's mmap makes of a VMA: I/O memory of raw PFNs (io, pf: no get_user_pages, no
+ * struct pages to take), not copied into fork children (dc), never grown by mremap (de: the
+ * pin ends where the mapping does), left out of core dumps (dd: a dump reading BAR memory).
+ */
+static int check_vma_flags(void *map, size_t len)
+{
+	static const char *const want[] = { "io", "pf", "dc", "de", "dd" };
+	char flags[256];
+	unsigned int i;
+	void *q;
+
+	CHECK_OK(vma_flags(map, flags, sizeof(flags)));
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK(has_vm_flag(flags, want[i]), "the mapping's VmFlags lack %s:%s", want[i],
+		      flags);
+	q = mremap(map, len, len + GPU_PAGE, MREMAP_MAYMOVE);
+	CHECK(q == MAP_FAILED, "mremap grew the mapping of a pin past its end");
+	return TEST_PASS;
+}
+
 static int case_raw_ioctls(void)
 {
 	struct gdrdrv_get_version_params ver;
@@ -295,6 +351,7 @@ static int case_raw_ioctls(void)
 	CHECK(p == MAP_FAILED, "a MAP_PRIVATE mapping succeeded");
 	map = vm_raw_map(fd, h, 2 * GPU_PAGE, &err);
 	CHECK(map, "mmap: %s", strerror(err));
+	CHECK_OK(check_vma_flags(map, 2 * GPU_PAGE));
 	CHECK_OK(vm_raw_info(fd, h, &info));
 	CHECK(info.mapping_type == GDR_MR_WC, "mapping type %u after asking for WC",
 	      info.mapping_type);
