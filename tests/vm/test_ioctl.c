@@ -368,7 +368,7 @@ static int case_raw_ioctls(void)
 	CHECK(munmap(map, 2 * GPU_PAGE) == 0, "munmap");
 	CHECK_OK(vm_raw_info(fd, h, &info));
 	CHECK(info.mapping_type == GDR_MR_NONE, "mapping type %u after munmap", info.mapping_type);
-	map = vm_raw_map(fd, h, GPU_PAGE, &err);
+	map = vm_raw_map(fd, h, 2 * GPU_PAGE, &err);
 	CHECK(map, "mmap after munmap: %s", strerror(err));
 
 	/* Bad argument pointers. */
@@ -378,10 +378,25 @@ static int case_raw_ioctls(void)
 	CHECK_ERR(vm_ioctl(fd, GDRDRV_IOC_GET_VERSION, (void *)-4096L), EFAULT);
 	CHECK_ERR(vm_ioctl(fd, GDRDRV_IOC_UNPIN_BUFFER, NULL), EFAULT);
 
+	/*
+	 * A munmap of its first CPU page splits the mapping: what is left is still the pin's one
+	 * mapping (no second mmap, no new type), and the unpin zaps it too. Its page is touched
+	 * first, so that a page table entry is there to zap (a fault after the unpin fails anyway).
+	 */
+	CHECK(munmap(map, CPU_PAGE) == 0, "munmap of the first page");
+	map = (char *)map + CPU_PAGE;
+	CHECK(vm_try_read32(map, &flag) == 0, "the rest of a split mapping faulted");
+	CHECK(!vm_raw_map(fd, h, GPU_PAGE, &err) && err == EINVAL,
+	      "a second mmap while a piece of the first is left: %s", strerror(err));
+	CHECK_ERR(vm_ioctl(fd, GDRDRV_IOC_REQ_MAPPING_TYPE, &req), EBUSY);
+	CHECK_OK(vm_raw_info(fd, h, &info));
+	CHECK(info.mapping_type == GDR_MR_WC, "mapping type %u with a piece of the mapping left",
+	      info.mapping_type);
+
 	/* Unpin with the mapping still there: it is zapped, not left on freed pages. */
 	CHECK_OK(vm_raw_unpin(fd, h));
 	CHECK(vm_try_read32(map, &flag) != 0, "the mapping survived its unpin");
-	CHECK(munmap(map, GPU_PAGE) == 0, "munmap");
+	CHECK(munmap(map, 2 * GPU_PAGE - CPU_PAGE) == 0, "munmap");
 	return TEST_PASS;
 }
 
