@@ -10,6 +10,7 @@
  * in NVIDIA's driver, here nvp2p_sim, after a failed pin), and a later run must work. Last the
  * module must unload: a module reference left by an unwind would keep it. The kernel log must
  * name every step the case meant to reach, so that the case cannot pass without failing them.
+ * And, with no fault injected, an unload with a release NVIDIA refused still pending.
  * guest-init.sh runs these with gdrdrv unloaded, after each phase's other cases.
  */
 #include <errno.h>
@@ -349,9 +350,51 @@ static int case_fault_library_each_step(void)
 	return fail_each_step(library_run, true);
 }
 
+/*
+ * A release NVIDIA refused, still pending when gdrdrv unloads: no fault injected, but a load and
+ * an unload of gdrdrv's own, which only this phase has. Persistent: no file is left to close, so
+ * the unload is gdrdrv's last chance to ask again; NVIDIA takes the table then, and gets its pages
+ * back, and gdrdrv's count of tables is right, so the unload does not warn. Non-persistent: the
+ * pin's region and a module reference wait for NVIDIA's free callback, so the unload is refused
+ * until the memory is freed.
+ */
+static int case_unload_with_refused_put(void)
+{
+	struct nvp2p_sim_alloc a;
+	const char *ko;
+	uint64_t h;
+	int fd, err;
+
+	CHECK_PASS(fault_build(&ko));
+	CHECK_OK(load_fault_build(ko, persistent_param()));
+	fd = open("/dev/gdrdrv", O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0, "open /dev/gdrdrv: %s", strerror(errno));
+	CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
+	CHECK_OK(vm_raw_pin(fd, a.va, GPU_PAGE, 0, &h));
+	/* Refused at the unpin and, persistent, again when the file closes. */
+	CHECK_OK(vm_inject_put(vm_persistent() ? 2 : 1, EIO));
+	CHECK_OK(vm_raw_unpin(fd, h));
+	CHECK(close(fd) == 0, "close");
+	CHECK(vm_pins() == 1, "%llu pins after the refused release, not 1",
+	      (unsigned long long)vm_pins());
+	if (!vm_persistent()) {
+		err = unload();
+		CHECK(err, "gdrdrv unloaded while NVIDIA may still call its free callback");
+		CHECK_OK(vm_free(a.va));
+		CHECK(vm_pins() == 0, "the free callback left %llu pins",
+		      (unsigned long long)vm_pins());
+	}
+	err = unload();
+	CHECK(!err, "gdrdrv does not unload: %s", strerror(err));
+	CHECK(vm_pins() == 0, "gdrdrv unloaded, and NVIDIA still holds %llu of its pins",
+	      (unsigned long long)vm_pins());
+	return TEST_PASS;
+}
+
 const struct vm_case vm_cases[] = {
 	{ "fault_load_each_step", case_fault_load_each_step, "f" },
 	{ "fault_pin_each_step", case_fault_pin_each_step, "f" },
 	{ "fault_library_each_step", case_fault_library_each_step, "f" },
+	{ "unload_with_refused_put", case_unload_with_refused_put, "f" },
 	{ NULL, NULL, NULL },
 };
