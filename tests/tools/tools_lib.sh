@@ -65,7 +65,8 @@ check_refuses() {
 	for bad in "$@"; do
 		# shellcheck disable=SC2086
 		expect_exit "${prefix}_${bad// /_}" 2 '^usage: ' \
-			env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES "$prog" $bad
+			env -u LD_LIBRARY_PATH -u VK_DRIVER_FILES LD_LIBRARY_PATH="$TOOLS_LIB" \
+			"$prog" $bad
 	done
 }
 
