@@ -80,8 +80,8 @@ const struct sim_config *sim_config(void)
 
 /*
  * NVIDIA's driver does not survive fork: in a child of a process that had initialised it, cuInit
- * and every other call fail with CUDA_ERROR_NOT_INITIALIZED. The simulator accepts them unless
- * told to refuse.
+ * and every call that needs an initialised driver fail with CUDA_ERROR_NOT_INITIALIZED. The
+ * simulator accepts them unless told to refuse.
  */
 static bool forked_after_init(void)
 {
