@@ -93,7 +93,7 @@ static int file_mode(const char *path)
 	return stat(path, &st) ? -1 : (int)(st.st_mode & 07777);
 }
 
-/* Read a number from a sysfs file; 0 or an errno. */
+/* Read or write a module parameter's number; 0 or an errno. */
 static int read_number(const char *path, int *v)
 {
 	FILE *f = fopen(path, "r");
@@ -441,31 +441,6 @@ static int case_failed_pin_keeps_offsets(void)
 	return TEST_PASS;
 }
 
-#define MAX_PINS_PARAM "/sys/module/gdrdrv/parameters/max_pins_per_file"
-
-static int max_pins_read(unsigned int *v)
-{
-	FILE *f = fopen(MAX_PINS_PARAM, "r");
-	int ok;
-
-	if (!f)
-		return errno;
-	ok = fscanf(f, "%u", v) == 1;
-	fclose(f);
-	return ok ? 0 : EIO;
-}
-
-static int max_pins_write(unsigned int v)
-{
-	FILE *f = fopen(MAX_PINS_PARAM, "w");
-	int ok;
-
-	if (!f)
-		return errno;
-	ok = fprintf(f, "%u\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : EIO;
-}
-
 /* With max_pins_per_file at 3: the fourth pin of a file is refused, and only that. */
 static int max_pins_check(uint64_t va)
 {
@@ -506,15 +481,14 @@ static int max_pins_check(uint64_t va)
 static int case_max_pins_per_file(void)
 {
 	struct nvp2p_sim_alloc a;
-	unsigned int saved;
-	int ret;
+	int saved, ret;
 
-	CHECK_OK(max_pins_read(&saved));
-	CHECK(saved == 65536, "max_pins_per_file is %u by default, not 65536", saved);
+	CHECK_OK(read_number(PARAMS_DIR "max_pins_per_file", &saved));
+	CHECK(saved == 65536, "max_pins_per_file is %d by default, not 65536", saved);
 	CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
-	CHECK_OK(max_pins_write(3));
+	CHECK_OK(write_number(PARAMS_DIR "max_pins_per_file", 3));
 	ret = max_pins_check(a.va);
-	CHECK_OK(max_pins_write(saved));
+	CHECK_OK(write_number(PARAMS_DIR "max_pins_per_file", saved));
 	return ret;
 }
 
