@@ -108,29 +108,8 @@ static int child_open_fails_counted(void)
 	return vulkan_objects_left(true) || ret;
 }
 
-/*
- * Fork, run fn in the child and end it with what fn returns: its exit status, or -1 when it did
- * not exit. _exit: Mesa's atexit handler would join the parent's lavapipe threads.
- */
-static int in_fork_child(int (*fn)(void *), void *arg)
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		int ret = fn(arg);
-
-		fflush(stdout);
-		fflush(stderr);
-		_exit(ret);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
+/* A fork child that runs part of a case: _exit, as Mesa's atexit handler would join threads. */
+static const struct test_child fork_child = { .quick_exit = true };
 
 /* In a fork child: its own gdr_open must fail. */
 static int own_open_fails(void *arg)
@@ -156,7 +135,7 @@ static int child_open_after_fork(void)
 		printf("gdr_open failed\n");
 		return 1;
 	}
-	status = in_fork_child(own_open_fails, NULL);
+	status = test_child_exit(&fork_child, own_open_fails, NULL);
 	return gdr_close(g) || status ? 1 : 0;
 }
 
@@ -387,7 +366,7 @@ static int child_fork_own_state(void)
 		printf("gdr_open or pin failed\n");
 		return 1;
 	}
-	if (in_fork_child(own_state, &p)) {
+	if (test_child_exit(&fork_child, own_state, &p)) {
 		printf("the fork child failed\n");
 		return 1;
 	}
