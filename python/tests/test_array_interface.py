@@ -59,6 +59,8 @@ FROM_BUF = "buf.ptr"
     case({"data": ...}, gdrcopy.InvalidArgument, r"has no 'data'"),
     case({"data": PTR}, TypeError, r"data must be a tuple, not int"),
     case({"data": (PTR,)}, gdrcopy.InvalidArgument, r"data must be \(pointer, read-only flag\)"),
+    case({"data": (FROM_BUF, False, 4096)}, gdrcopy.InvalidArgument,
+         r"data must be \(pointer, read-only flag\)"),
     case({"data": (str(PTR), False)}, TypeError, r"data\[0\] \(pointer\) must be an integer, "
          r"not str"),
     case({"data": (True, False)}, TypeError, r"data\[0\] \(pointer\) must be an integer, not "
@@ -109,5 +111,5 @@ def test_the_read_only_flag_may_be_numpys_bool(gdr, buf, flag, readonly):
 
 
 def test_a_null_pointer_of_an_empty_array_is_nothing_to_pin(gdr, buf):
-    with pytest.raises(gdrcopy.InvalidArgument, match="nothing to pin"):
+    with pytest.raises(gdrcopy.InvalidArgument, match="nothing to pin: address 0x0, 0 bytes"):
         gdr.pin(Described(interface(buf, shape=(0,), data=(None, False))))

@@ -199,6 +199,15 @@ class LyingDLPack(DLPackOnly):
         return self.device if self.device is not None else self.buf.__dlpack_device__()
 
 
+class FutureDLPack(DLPackOnly):
+    """A producer of a versioned capsule of DLPack 2.0, whose layout this package cannot know."""
+
+    def __dlpack__(self, **kwargs):
+        capsule = self.buf.__dlpack__(**kwargs)
+        managed(capsule, _dlpack.DLManagedTensorVersioned)[1].version.major = 2
+        return capsule
+
+
 def with_shape(*extents):
     def edit(tensor, kept):
         shape = (ctypes.c_int64 * len(extents))(*extents)
@@ -230,8 +239,16 @@ def on_device(device_type, device_id):
      r"__dlpack_device__\(\)\[0\] must be an integer, not bool"),
     (lambda b: LyingDLPack(b, device="cuda:0"), TypeError,
      r"__dlpack_device__\(\) must be a \(device_type, device_id\) tuple of ints, not str"),
+    (lambda b: LyingDLPack(b, with_field("dtype", _dlpack.DLDataType(_dlpack.KDL_UINT, 4, 1))),
+     gdrcopy.InvalidArgument, r"DLPack elements of 4 bits are not whole bytes"),
+    (lambda b: LyingDLPack(b, with_shape(0)), gdrcopy.InvalidArgument,
+     r"nothing to pin: address 0x[0-9a-f]+, 0 bytes"),
+    (lambda b: LyingDLPack(b, with_field("data", (1 << 64) - 4096)), gdrcopy.InvalidArgument,
+     r"65536 bytes at 0xfffffffffffff000 run past the end of the 64-bit address space"),
+    (lambda b: FutureDLPack(b), gdrcopy.InvalidArgument,
+     r"DLPack version 2\.0 is not supported \(1\.x is\)"),
 ], ids=["negative-extents", "negative-ndim", "no-shape", "capsule-on-cpu", "device-1-tuple",
-        "device-bool", "device-str"])
+        "device-bool", "device-str", "half-bytes", "empty", "past-64-bits", "version-2"])
 def test_a_lying_dlpack_producer_is_refused_and_its_capsule_released(gdr, buf, producer, error,
                                                                      match):
     with pytest.raises(error, match=match):
@@ -240,6 +257,49 @@ def test_a_lying_dlpack_producer_is_refused_and_its_capsule_released(gdr, buf, p
     assert _dlpack.live_exports() == 0
     with gdr.pin(buf) as p:  # nothing was pinned
         assert p.size == buf.nbytes
+
+
+class CPUDLPack(DLPackOnly):
+    """A producer whose memory is on the CPU by __dlpack_device__: no capsule needs asking for."""
+
+    def __init__(self, buf):
+        super().__init__(buf)
+        self.asked = 0
+
+    def __dlpack__(self, **kwargs):
+        self.asked += 1
+        return super().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (_dlpack.KDL_CPU, 0)
+
+
+def test_host_memory_by_its_device_is_refused_before_its_capsule(gdr, buf):
+    producer = CPUDLPack(buf)
+    with pytest.raises(gdrcopy.InvalidArgument, match="DLPack device type 1 is not CUDA device "
+                       "memory"):
+        gdr.pin(producer)
+    assert producer.asked == 0
+
+
+def test_a_tensor_at_a_byte_offset_is_pinned_from_there(gdr, buf, cuda):
+    def edit(tensor, kept):
+        with_shape(4096)(tensor, kept)
+        tensor.byte_offset = 8192
+
+    with gdr.pin(LyingDLPack(buf, edit)) as p, p.map() as m:
+        assert (p.ptr, p.size) == (buf.ptr + 8192, 4096)
+        m.write(b"at the offset")
+        assert cuda.dtoh(buf.ptr + 8192, 13) == b"at the offset"
+    assert _dlpack.live_exports() == 0
+
+
+def test_a_failed_pin_gives_the_capsule_back(gdr, buf, monkeypatch):
+    monkeypatch.setattr(gdr._state.lib, "gdr_pin_buffer_v2", lambda *a: errno.ENOMEM)
+    with pytest.raises(gdrcopy.GdrError) as e:
+        gdr.pin(DLPackOnly(buf))
+    assert e.value.errno == errno.ENOMEM
+    assert _dlpack.live_exports() == 0  # the deleter ran: the producer's memory is let go
 
 
 class ArrayInterface:

@@ -44,6 +44,43 @@ def test_reasons_belong_to_their_call(gdr, buf):
     assert "past the end" in second.value.reason or gdr.backend != "vulkan"
 
 
+def test_a_reason_left_by_an_earlier_call_is_not_reported_again(gdr, buf):
+    # A call made straight through ctypes leaves its reason behind, untaken: the next failure
+    # of the package starts clean (forget_errors) and reports only its own.
+    lib, mh = gdr._state.lib, _library.gdr_mh_t()
+    host = ctypes.create_string_buffer(1 << 16)
+    assert lib.gdr_pin_buffer_v2(gdr._state.handle, ctypes.addressof(host), len(host), 0,
+                                 ctypes.byref(mh)) != 0
+    left = lib.take_errors()
+    assert left
+    assert lib.gdr_pin_buffer_v2(gdr._state.handle, ctypes.addressof(host), len(host), 0,
+                                 ctypes.byref(mh)) != 0
+    with pytest.raises(gdrcopy.InvalidArgument) as e:
+        gdr.pin(buf.ptr, buf.allocation_size + 1)
+    assert e.value.reason and left not in e.value.reason
+
+
+def test_a_failure_the_library_gave_no_reason_for_has_none(gdr, buf, monkeypatch):
+    with gdr.pin(buf) as p:
+        monkeypatch.setattr(gdr._state.lib, "gdr_get_info_v2", lambda *a: errno.EIO)
+        with pytest.raises(gdrcopy.GdrError) as e:
+            p.info
+        monkeypatch.undo()
+    assert e.value.errno == errno.EIO and e.value.reason == ""
+
+
+def test_reasons_of_several_lines_are_one(monkeypatch):
+    lib = _library.library()
+
+    def take(out, size):
+        text = b"first reason\nsecond reason\n"
+        ctypes.memmove(out, text, len(text))
+        return len(text)
+
+    monkeypatch.setattr(lib, "_take_errors", take)
+    assert lib.take_errors() == "first reason; second reason"
+
+
 def test_a_library_without_reasons_says_how_to_see_them(monkeypatch):
     lib = _library.library()
     monkeypatch.setattr(lib, "_take_errors", None)

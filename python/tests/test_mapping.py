@@ -62,12 +62,21 @@ def test_read_into(mapped):
 
 
 @pytest.mark.parametrize("offset, n", [(-1, 1), (0, 65537), (65536, 1), (65535, 2)])
-def test_out_of_range_changes_nothing(mapped, cuda, offset, n):
+def test_out_of_range_changes_nothing(mapped, cuda, monkeypatch, offset, n):
     before = cuda.dtoh(mapped.pin.ptr, 65536)
     with pytest.raises(gdrcopy.InvalidArgument, match="do not fit"):
         mapped.write(b"\xff" * n, offset)
-    with pytest.raises(gdrcopy.InvalidArgument):
+    # Refused before the library, whose own check would be against the whole mapping.
+    lib = mapped.pin.gdr._state.lib
+    called = []
+    monkeypatch.setattr(lib, "gdr_copy_from_mapping", lambda *a: called.append(a) or 0)
+    out = bytearray(b"\x5a" * n)
+    with pytest.raises(gdrcopy.InvalidArgument, match=f"{n} bytes at offset {offset} do not fit"):
         mapped.read(n, offset)
+    with pytest.raises(gdrcopy.InvalidArgument, match=f"{n} bytes at offset {offset} do not fit"):
+        mapped.read(out, offset)
+    assert called == [] and out == b"\x5a" * n
+    monkeypatch.undo()
     assert cuda.dtoh(mapped.pin.ptr, 65536) == before
 
 

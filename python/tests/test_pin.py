@@ -78,8 +78,9 @@ def test_vmm_memory_without_a_posix_fd_is_refused(gdr, cuda):
 
 
 def test_range_past_the_allocation_is_refused(gdr, buf):
-    with pytest.raises(gdrcopy.InvalidArgument):
+    with pytest.raises(gdrcopy.InvalidArgument) as e:
         gdr.pin(buf.ptr, buf.allocation_size + 1)
+    assert e.value.hint == ""  # the vulkan backend's hint is for ENOTSUP only
 
 
 @pytest.mark.parametrize("args, kind", [
@@ -93,6 +94,25 @@ def test_range_past_the_allocation_is_refused(gdr, buf):
 def test_bad_arguments(gdr, args, kind):
     with pytest.raises(kind):
         gdr.pin(*args)
+
+
+@pytest.mark.parametrize("args, match", [
+    ((0, 4096), "nothing to pin: address 0x0, 4096 bytes"),
+    ((1 << 40, 0), "nothing to pin: address 0x10000000000, 0 bytes"),
+    ((1 << 40, -1), "nothing to pin: address 0x10000000000, -1 bytes"),
+])
+def test_empty_ranges_are_refused_before_the_library(gdr, monkeypatch, args, match):
+    called = []
+    monkeypatch.setattr(gdr._state.lib, "gdr_pin_buffer_v2",
+                        lambda *a: called.append(a) or 0)
+    with pytest.raises(gdrcopy.InvalidArgument, match=match):
+        gdr.pin(*args)
+    assert called == []
+
+
+def test_a_pointer_without_a_size_says_so(gdr, buf):
+    with pytest.raises(TypeError, match=r"pin\(device_ptr, size\): give the size"):
+        gdr.pin(buf.ptr)
 
 
 def test_object_and_size_is_a_type_error(gdr, buf):
@@ -110,11 +130,67 @@ def test_unpinned_pin_refuses(gdr, buf):
         p.map()
 
 
-def test_map_twice_is_eagain(gdr, buf):
+def test_map_twice_is_eagain(gdr, buf, monkeypatch):
     with gdr.pin(buf) as p, p.map():
+        called = []
+        monkeypatch.setattr(gdr._state.lib, "gdr_map", lambda *a: called.append(a) or 0)
         with pytest.raises(gdrcopy.GdrError) as e:
             p.map()
-        assert e.value.errno == errno.EAGAIN
+        monkeypatch.undo()
+        assert e.value.errno == errno.EAGAIN and "use its Mapping" in e.value.hint
+        assert called == []  # refused before the library, which may not say EAGAIN
+
+
+def test_a_failed_unmap_leaves_the_mapping_usable(gdr, buf, monkeypatch):
+    with gdr.pin(buf) as p:
+        m = p.map()
+        monkeypatch.setattr(gdr._state.lib, "gdr_unmap", lambda *a: errno.EIO)
+        with pytest.raises(gdrcopy.GdrError) as e:
+            m.close()
+        monkeypatch.undo()
+        assert (e.value.errno, e.value.function) == (errno.EIO, "gdr_unmap")
+        assert not m.closed and p.info.mapped
+        m.write(b"still mapped")
+        assert m.read(12) == b"still mapped"
+        m.close()
+        assert m.closed and not p.info.mapped
+
+
+def test_a_failed_info_after_gdr_map_unmaps(gdr, buf, monkeypatch):
+    lib = gdr._state.lib
+    real = lib.gdr_get_info_v2
+    calls = []
+
+    def fails_after_map(g, mh, info):
+        calls.append(1)
+        return errno.EIO if len(calls) == 2 else real(g, mh, info)
+
+    with gdr.pin(buf) as p:
+        monkeypatch.setattr(lib, "gdr_get_info_v2", fails_after_map)
+        with pytest.raises(gdrcopy.GdrError) as e:
+            p.map()
+        monkeypatch.undo()
+        assert (e.value.errno, e.value.function) == (errno.EIO, "gdr_get_info_v2")
+        assert not p.info.mapped
+        with p.map() as m:
+            assert m.write(b"x") == 1
+
+
+def test_info_is_what_the_library_says(gdr, buf, monkeypatch):
+    lib = gdr._state.lib
+    real = lib.gdr_get_info_v2
+
+    def caching(g, mh, info):
+        ret = real(g, mh, info)
+        info._obj.wc_mapping, info._obj.mapping_type = 0, 2
+        return ret
+
+    with gdr.pin(buf) as p, p.map():
+        monkeypatch.setattr(lib, "gdr_get_info_v2", caching)
+        info = p.info
+        monkeypatch.undo()
+        assert info.mapped and not info.wc_mapping
+        assert info.mapping_type is gdrcopy.MappingType.CACHING
 
 
 def test_unmap_then_map_again(gdr, buf):
@@ -200,9 +276,21 @@ def test_objects_that_go_release_what_they_hold(sim, drop):
     assert sim.counters()["handle_refs"] == before + (0 if drop == "everything" else 1)
 
 
+def test_a_finalizer_whose_unpin_fails_stays_quiet(gdr, buf, monkeypatch, capsys):
+    # The collector's release has nobody to tell, and gdr_close unpins what is left: a failed
+    # unpin must not print a traceback into whatever the program was doing.
+    p = gdr.pin(buf)
+    monkeypatch.setattr(gdr._state.lib, "gdr_unpin_buffer", lambda *a: errno.EIO)
+    del p
+    gc.collect()
+    monkeypatch.undo()
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("ptr_from_end, size", [
     (0, 4096),                       # ptr = 2**64
     (-(1 << 20), 1 << 64),           # ptr + size wraps to ptr - 1 MiB
+    (-(1 << 20), (1 << 20) + 1),     # ptr + size = 2**64 + 1: one byte past the end
     (1 << 20, 65536),                # ptr = 2**64 + 1 MiB: ctypes would pin ptr = 1 MiB
     (None, (1 << 64) + 65536),       # the buffer's ptr, a size that c_size_t cuts to 64 KiB
     (None, (1 << 64) - 1),
