@@ -82,3 +82,14 @@ $(UNIT_DIR)/valgrind/%: $(UNIT_DIR)/% tests/unit/valgrind.sh
 test-build: $(VALGRIND_TESTS)
 TEST_TESTS += $(VALGRIND_TESTS)
 CHECK_DEBS += valgrind
+
+# src/cuda.c's translation of CUDA's errors, on its own object (cuda.o needs only log.o).
+CUDA_ERRNO_TEST := $(UNIT_DIR)/test_cuda_errno
+$(CUDA_ERRNO_TEST): $(OBJ)/tests/unit/test_cuda_errno.o $(OBJ)/src/cuda.o $(OBJ)/src/log.o \
+		$(HARNESS_OBJS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl -lpthread
+test-build: $(CUDA_ERRNO_TEST)
+check-build-sanitize: $(CUDA_ERRNO_TEST)
+TEST_TESTS += $(CUDA_ERRNO_TEST)
+SANITIZE_TESTS += $(CUDA_ERRNO_TEST)
