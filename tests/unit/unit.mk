@@ -93,3 +93,15 @@ test-build: $(CUDA_ERRNO_TEST)
 check-build-sanitize: $(CUDA_ERRNO_TEST)
 TEST_TESTS += $(CUDA_ERRNO_TEST)
 SANITIZE_TESTS += $(CUDA_ERRNO_TEST)
+
+# test_setuid.sh: what a setuid program takes from its environment (root only; skips elsewhere).
+SETUID_TEST := $(UNIT_DIR)/test_setuid
+$(UNIT_DIR)/setuid_open: $(OBJ)/tests/unit/setuid_open.o $(LIB_STATIC)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -ldl -lpthread
+$(SETUID_TEST): tests/unit/test_setuid.sh $(UNIT_DIR)/setuid_open
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@HARNESS@|$(abspath tests/harness/harness.sh)|' \
+		-e 's|@PROGRAM@|$(abspath $(UNIT_DIR)/setuid_open)|' $< >$@ && chmod +x $@
+test-build: $(SETUID_TEST)
+TEST_TESTS += $(SETUID_TEST)
