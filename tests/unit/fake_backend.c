@@ -33,6 +33,7 @@ int fake_backend_fail_unmap;
 int fake_backend_fail_unpin;
 int fake_backend_fail_outputs;
 int fake_backend_pins;
+void (*fake_backend_in_pin)(struct gdr_memh *mh);
 
 void *fake_gpu_alloc(size_t size)
 {
@@ -139,6 +140,8 @@ static int fake_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_req
 	int ret;
 
 	(void)g;
+	if (fake_backend_in_pin)
+		fake_backend_in_pin(mh);
 	if (req->p2p_token || req->va_space || req->flags)
 		return EINVAL;
 	pin = calloc(1, sizeof(*pin));

@@ -28,5 +28,8 @@ extern int fake_backend_fail_outputs;
 void fake_backend_release_stuck(void);
 /* Pins the fake backend holds, across all gdr_t's. */
 extern int fake_backend_pins;
+/* When set, every pin calls it first with its memh, inside the call, its gdr_t's lock held. */
+struct gdr_memh;
+extern void (*fake_backend_in_pin)(struct gdr_memh *mh);
 
 #endif

@@ -4,6 +4,8 @@
  * unchanged after a failure.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -464,6 +466,79 @@ static int case_fork_child(void)
 	return TEST_PASS;
 }
 
+/*
+ * A pin that waits inside the fake backend, its gdr_t's lock held, until let go. memh keeps the
+ * library's block for it reachable in a fork child, where the thread that holds it is gone and
+ * gdr_close leaves it to the exit: valgrind would otherwise call it lost.
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool inside, let_go;
+	struct gdr_memh *memh;
+	gdr_mh_t mh;
+} busy = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, NULL, { 0 } };
+
+static void busy_wait_inside_pin(struct gdr_memh *memh)
+{
+	pthread_mutex_lock(&busy.lock);
+	busy.inside = true;
+	busy.memh = memh;
+	pthread_cond_broadcast(&busy.cond);
+	while (!busy.let_go)
+		pthread_cond_wait(&busy.cond, &busy.lock);
+	pthread_mutex_unlock(&busy.lock);
+}
+
+static void *busy_pin(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)gdr_pin_buffer(api.g, (unsigned long)api.gpu, 65536, 0, 0,
+						&busy.mh);
+}
+
+static int child_closes_busy_gdr(void *arg)
+{
+	(void)arg;
+	CHECK_ERR(gdr_close(api.g), 0);
+	return TEST_PASS;
+}
+
+/*
+ * A fork while another thread is inside a call on the gdr_t: in the child that thread does not
+ * exist and the gdr_t's lock stays taken for good, so gdr_close there must not wait for it. It
+ * leaves the gdr_t to the child's exit, and returns 0. The parent's pin goes on unharmed.
+ */
+static int case_fork_while_another_thread_holds_the_gdr(void)
+{
+	const struct test_child child = { .timeout_s = 10 };
+	void *pinned = (void *)(intptr_t)-1;
+	pthread_t t;
+
+	busy.inside = busy.let_go = false;
+	fake_backend_in_pin = busy_wait_inside_pin;
+	CHECK(!pthread_create(&t, NULL, busy_pin, NULL), "pthread_create failed");
+	pthread_mutex_lock(&busy.lock);
+	while (!busy.inside)
+		pthread_cond_wait(&busy.cond, &busy.lock);
+	pthread_mutex_unlock(&busy.lock);
+
+	EXPECT(test_child_run(&child, child_closes_busy_gdr, NULL) == TEST_PASS,
+	       "fork child: %s", test_reason());
+
+	pthread_mutex_lock(&busy.lock);
+	busy.let_go = true;
+	pthread_cond_broadcast(&busy.cond);
+	pthread_mutex_unlock(&busy.lock);
+	pthread_join(t, &pinned);
+	fake_backend_in_pin = NULL;
+	busy.memh = NULL;
+	CHECK(!pinned, "the pin the parent's thread was making failed: %s",
+	      strerror((int)(intptr_t)pinned));
+	EXPECT_ERR(gdr_unpin_buffer(api.g, busy.mh), 0);
+	return TEST_PASS;
+}
+
 static int case_close(void)
 {
 	void *gpu = api.gpu;
@@ -545,6 +620,7 @@ static const struct test_case cases[] = {
 	{ "backend_failures", case_backend_failures },
 	{ "outputs_untouched", case_outputs_untouched },
 	{ "fork_child", case_fork_child },
+	{ "fork_while_another_thread_holds_the_gdr", case_fork_while_another_thread_holds_the_gdr },
 	{ "close_shared", case_close_shared },
 	{ "close", case_close },
 	{ "selection", case_selection },
