@@ -787,6 +787,58 @@ static int case_fork_closes_device(void)
 	return TEST_PASS;
 }
 
+/* The library blocks a gdr_close freed, in the child (child) and in the parent (parent). */
+struct close_frees {
+	gdr_t g;
+	int *child;
+};
+
+static int child_closes_inherited(void *arg)
+{
+	const struct close_frees *c = arg;
+	int before = failing_library_blocks();
+
+	CHECK_ERR(gdr_close(c->g), 0);
+	*c->child = before - failing_library_blocks();
+	return TEST_PASS;
+}
+
+/*
+ * A fork child's gdr_close of its parent's gdr_t calls no driver, but frees the child's copy of
+ * every block of the library's for it, the backend's included (forget, forget_pin): as many as
+ * the parent's gdr_close of the same gdr_t frees. The child writes its count into a shared
+ * page. (Under ASan the blocks go uncounted, and both counts are 0.)
+ */
+static int case_fork_child_close_frees_what_the_parents_frees(void)
+{
+	const struct test_child child = { .timeout_s = 30, .quick_exit = true };
+	int *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct close_frees c = { .child = shared };
+	int before, parent;
+	gdr_mh_t mh[2];
+	void *va;
+
+	CHECK(shared != MAP_FAILED, "mmap of a shared page: %s", strerror(errno));
+	*shared = -1;
+	c.g = open_driver(0x20006);
+	if (!c.g) {
+		munmap(shared, 4096);
+		return TEST_FAIL;
+	}
+	EXPECT_ERR(gdr_pin_buffer_v2(c.g, GVA, 65536, 0, &mh[0]), 0);
+	EXPECT_ERR(gdr_pin_buffer_v2(c.g, GVA + 65536, 65536, 0, &mh[1]), 0);
+	EXPECT_ERR(gdr_map(c.g, mh[1], &va, 65536), 0);
+	EXPECT(test_child_run(&child, child_closes_inherited, &c) == TEST_PASS, "fork child: %s",
+	       test_reason());
+	before = failing_library_blocks();
+	EXPECT_ERR(gdr_close(c.g), 0);
+	parent = before - failing_library_blocks();
+	EXPECT(*shared == parent, "the child's gdr_close freed %d of the library's blocks, the "
+	       "parent's %d", *shared, parent);
+	munmap(shared, 4096);
+	return TEST_PASS;
+}
+
 /* ---- the failing-calls loop ---- */
 
 #define FAILING_GPU_VA (GVA + 128 * 1024)	/* on a GPU page, not the first */
@@ -908,6 +960,8 @@ static const struct test_case cases[] = {
 	{ "close_fails", case_close_fails },
 	{ "close_first_error", case_close_first_error },
 	{ "fork_closes_device", case_fork_closes_device },
+	{ "fork_child_close_frees_what_the_parents_frees",
+	  case_fork_child_close_frees_what_the_parents_frees },
 	{ "failing_calls", case_failing_calls },
 	{ NULL, NULL },
 };
