@@ -25,3 +25,13 @@ $(PYTHON_GPU_CHECK): tests/python/python.mk
 	$(Q)chmod +x $@
 gpu-build: $(PYTHON_GPU_CHECK) $(LIB_SHARED)
 GPU_TESTS += $(PYTHON_GPU_CHECK)
+
+# Tier 3: the same pytest suite on the GPU (tests/python/test_python_gpu.sh), from the source tree
+# against this build's library; the simulator-only checks skip there.
+PYTHON_GPU_SUITE := $(BUILD)/tests/python/test_python_gpu
+$(PYTHON_GPU_SUITE): tests/python/test_python_gpu.sh
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@SRC@|$(CURDIR)|' -e 's|@LIB@|$(abspath $(LIB_DIR))/$(LIB_SONAME)|' $< >$@ && \
+		chmod +x $@
+gpu-build: $(PYTHON_GPU_SUITE) $(LIB_SHARED)
+GPU_TESTS += $(PYTHON_GPU_SUITE)
