@@ -60,34 +60,6 @@ static int fault_build(const char **ko)
 	return TEST_PASS;
 }
 
-static int write_fail_nth(int n)
-{
-	char buf[16];
-	int fd = open(FAIL_NTH, O_WRONLY | O_CLOEXEC), len, err = 0;
-
-	if (fd < 0)
-		return errno;
-	len = snprintf(buf, sizeof(buf), "%d", n);
-	if (write(fd, buf, (size_t)len) != len)
-		err = errno ? errno : EIO;
-	close(fd);
-	return err;
-}
-
-/* Steps left before the one that fails (0: it has failed, or none was to); -1 if unreadable. */
-static int read_fail_nth(void)
-{
-	FILE *f = fopen(FAIL_NTH, "r");
-	int n = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
-}
-
 /*
  * The kernel log from now on: /dev/kmsg read from its end, so that what the case reads is its
  * own records and not an earlier phase's.
@@ -158,6 +130,7 @@ static int case_fault_load_each_step(void)
 	const char *ko, *missing;
 	char seen[MAX_RUNS][64], params[96];
 	int kmsg, n, err = -1, nseen = 0;
+	long long left = -1;
 
 	CHECK_PASS(fault_build(&ko));
 	/* A dev_mode beyond the permission bits (setuid, sticky) is refused, as a bad param. */
@@ -192,13 +165,14 @@ static int case_fault_load_each_step(void)
 	}
 	close(kmsg);
 	CHECK(!err, "gdrdrv did not load with fail_nth=%d either: a step fails every time", n - 1);
-	EXPECT(read_fail_nth() == 1, "the load with fail_nth=%d passed, but fail_nth reads %d, "
-	       "not 1: a step failed without its load failing", n, read_fail_nth());
+	EXPECT_ERR(vm_read_number(FAIL_NTH, &left), 0);
+	EXPECT(left == 1, "the load with fail_nth=%d passed, but fail_nth reads %lld, not 1: a "
+	       "step failed without its load failing", n, left);
 	missing = missing_step(want, seen, nseen);
 	EXPECT(!missing, "the load's step '%s' was never made to fail", missing);
 	EXPECT(!access("/proc/driver/gdrdrv/params", R_OK) && !access("/dev/gdrdrv", F_OK),
 	       "gdrdrv loaded after %d failed loads, without its procfs files or device", nseen);
-	CHECK_OK(write_fail_nth(0));
+	CHECK_OK(vm_write_number(FAIL_NTH, 0));
 	CHECK_OK(unload());
 	return test_failures() ? TEST_FAIL : TEST_PASS;
 }
@@ -296,6 +270,7 @@ static int fail_each_step(run_fn run, bool says_why)
 	char seen[MAX_RUNS][64], why[GDR_EXT_ERRORS_MAX];
 	struct nvp2p_sim_alloc a;
 	int kmsg, n, err = -1, nseen = 0;
+	long long left;
 	uint64_t pins;
 
 	CHECK_PASS(fault_build(&ko));
@@ -305,10 +280,14 @@ static int fail_each_step(run_fn run, bool says_why)
 	kmsg = kmsg_from_now();
 	CHECK(kmsg >= 0, "cannot read /dev/kmsg: %s", strerror(errno));
 	for (n = 1; n <= MAX_RUNS; n++) {
-		CHECK_OK(write_fail_nth(n));
+		CHECK_OK(vm_write_number(FAIL_NTH, n));
 		err = run(&a, (uint32_t)n, why, sizeof(why));
-		if (!err && read_fail_nth() > 0)
-			break;
+		if (!err) {
+			/* Steps still to pass before the failing one: the run ended first. */
+			CHECK_OK(vm_read_number(FAIL_NTH, &left));
+			if (left > 0)
+				break;
+		}
 		kmsg_fault_step(kmsg, seen[nseen], sizeof(seen[nseen]));
 		why[strcspn(why, "\n")] = '\0';
 		vm_log("fail_nth=%d: %s at step '%s'%s%s", n, err ? strerror(err) : "no error",
@@ -329,7 +308,7 @@ static int fail_each_step(run_fn run, bool says_why)
 	      strerror(err));
 	missing = missing_step(want, seen, nseen);
 	EXPECT(!missing, "the step '%s' was never made to fail", missing);
-	CHECK_OK(write_fail_nth(0));
+	CHECK_OK(vm_write_number(FAIL_NTH, 0));
 	CHECK_OK(vm_free(a.va));
 	err = unload();
 	CHECK(!err, "gdrdrv does not unload after %d failed runs (%s): an unwind kept a reference",

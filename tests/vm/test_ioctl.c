@@ -93,30 +93,6 @@ static int file_mode(const char *path)
 	return stat(path, &st) ? -1 : (int)(st.st_mode & 07777);
 }
 
-/* Read or write a module parameter's number; 0 or an errno. */
-static int read_number(const char *path, int *v)
-{
-	FILE *f = fopen(path, "r");
-	int ok;
-
-	if (!f)
-		return errno;
-	ok = fscanf(f, "%d", v) == 1;
-	fclose(f);
-	return ok ? 0 : EIO;
-}
-
-static int write_number(const char *path, int v)
-{
-	FILE *f = fopen(path, "w");
-	int ok;
-
-	if (!f)
-		return errno;
-	ok = fprintf(f, "%d\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : EIO;
-}
-
 /* The "NAME: VALUE" line of /proc/driver/gdrdrv/params says value. */
 static int params_line_is(const char *name, const char *value)
 {
@@ -153,29 +129,30 @@ static int module_files_check(void)
 		{ PARAMS_DIR "dbg_enabled", 0644 },
 		{ PARAMS_DIR "info_enabled", 0644 },
 	};
-	char v[16];
+	long long dbg, info;
+	char v[24];
 	unsigned int i;
-	int dbg, info, ret;
+	int ret;
 
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		CHECK(file_mode(modes[i].path) == modes[i].mode, "%s has mode %#o, not %#o",
 		      modes[i].path, file_mode(modes[i].path), modes[i].mode);
 	CHECK_OK(params_line_is("Version", GDRDRV_VERSION_STRING));
-	CHECK_OK(read_number(PARAMS_DIR "dbg_enabled", &dbg));
-	CHECK_OK(read_number(PARAMS_DIR "info_enabled", &info));
-	snprintf(v, sizeof(v), "%d", dbg);
+	CHECK_OK(vm_read_number(PARAMS_DIR "dbg_enabled", &dbg));
+	CHECK_OK(vm_read_number(PARAMS_DIR "info_enabled", &info));
+	snprintf(v, sizeof(v), "%lld", dbg);
 	CHECK_OK(params_line_is("dbg_enabled", v));
-	snprintf(v, sizeof(v), "%d", info);
+	snprintf(v, sizeof(v), "%lld", info);
 	CHECK_OK(params_line_is("info_enabled", v));
 	/* Switched on and off again: each line follows its own switch. */
-	CHECK_OK(write_number(PARAMS_DIR "info_enabled", !info));
+	CHECK_OK(vm_write_number(PARAMS_DIR "info_enabled", !info));
 	snprintf(v, sizeof(v), "%d", !info);
 	ret = params_line_is("info_enabled", v);
 	if (ret == TEST_PASS) {
-		snprintf(v, sizeof(v), "%d", dbg);
+		snprintf(v, sizeof(v), "%lld", dbg);
 		ret = params_line_is("dbg_enabled", v);
 	}
-	CHECK_OK(write_number(PARAMS_DIR "info_enabled", info));
+	CHECK_OK(vm_write_number(PARAMS_DIR "info_enabled", info));
 	return ret;
 }
 
@@ -481,14 +458,15 @@ static int max_pins_check(uint64_t va)
 static int case_max_pins_per_file(void)
 {
 	struct nvp2p_sim_alloc a;
-	int saved, ret;
+	long long saved;
+	int ret;
 
-	CHECK_OK(read_number(PARAMS_DIR "max_pins_per_file", &saved));
-	CHECK(saved == 65536, "max_pins_per_file is %d by default, not 65536", saved);
+	CHECK_OK(vm_read_number(PARAMS_DIR "max_pins_per_file", &saved));
+	CHECK(saved == 65536, "max_pins_per_file is %lld by default, not 65536", saved);
 	CHECK_OK(vm_alloc(GPU_PAGE, 0, &a));
-	CHECK_OK(write_number(PARAMS_DIR "max_pins_per_file", 3));
+	CHECK_OK(vm_write_number(PARAMS_DIR "max_pins_per_file", 3));
 	ret = max_pins_check(a.va);
-	CHECK_OK(write_number(PARAMS_DIR "max_pins_per_file", saved));
+	CHECK_OK(vm_write_number(PARAMS_DIR "max_pins_per_file", saved));
 	return ret;
 }
 

@@ -24,15 +24,9 @@ static int counts(struct nvp2p_sim_counts *c)
 /* gdrdrv's own count of the tables it holds; -1 if it has no such file. */
 static long long gdrdrv_refcount(void)
 {
-	long long n = -1;
-	FILE *f = fopen("/proc/driver/gdrdrv/nv_get_pages_refcount", "r");
+	long long n;
 
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
+	return vm_read_number("/proc/driver/gdrdrv/nv_get_pages_refcount", &n) ? -1 : n;
 }
 
 static int case_leakage_pin_pages_fork(void)
@@ -363,15 +357,9 @@ static int case_leakage_close_with_pins(void)
 /* gdrdrv's module reference count; -1 if unreadable. */
 static long module_refcnt(void)
 {
-	long n = -1;
-	FILE *f = fopen("/sys/module/gdrdrv/refcnt", "r");
+	long long n;
 
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
+	return vm_read_number("/sys/module/gdrdrv/refcnt", &n) ? -1 : (long)n;
 }
 
 /* The sim holds `pins` pins, gdrdrv counts as many tables, and gdrdrv's module `refcnt` references. */

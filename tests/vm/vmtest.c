@@ -154,6 +154,37 @@ int vm_kmsg_contains(const char *needle)
 	return found;
 }
 
+int vm_read_number(const char *path, long long *v)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return errno;
+	ok = fscanf(f, "%lld", v) == 1;
+	fclose(f);
+	return ok ? 0 : EIO;
+}
+
+/* write(2), not stdio: a parameter's set refusing the value gives its own errno, not EIO. */
+int vm_write_number(const char *path, long long v)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY | O_CLOEXEC), len, err = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return errno;
+	len = snprintf(buf, sizeof(buf), "%lld\n", v);
+	n = write(fd, buf, (size_t)len);
+	if (n < 0)
+		err = errno;
+	else if (n != len)
+		err = EIO;
+	close(fd);
+	return err;
+}
+
 uint64_t vm_pins(void)
 {
 	struct nvp2p_sim_counts c;

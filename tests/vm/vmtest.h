@@ -68,6 +68,12 @@ int vm_inject_put(uint32_t count, uint32_t error);
 /* Whether a record still in the kernel log contains needle (1), not (0), or -1 if unreadable. */
 int vm_kmsg_contains(const char *needle);
 
+/* --- numbers in files: module parameters, gdrdrv's procfs counters --- */
+/* The decimal number path starts with, into *v: 0, the open's errno, or EIO if none is there. */
+int vm_read_number(const char *path, long long *v);
+/* Write v to path in decimal: 0, or the errno of the open or the write (EINVAL: refused). */
+int vm_write_number(const char *path, long long v);
+
 /* --- gdrdrv through the library --- */
 /* gdr_open() with GDRCOPY_BACKEND=gdrdrv; NULL after saying why. */
 gdr_t vm_gdr_open(void);
