@@ -258,7 +258,7 @@ static int case_raw_ioctls(void)
 	struct gdrdrv_pin_buffer_v2_params pin2 = { 0 };
 	struct gdrdrv_req_mapping_type_params req = { 0 };
 	struct nvp2p_sim_alloc a;
-	uint32_t flag = 7;
+	uint32_t flag = 7, word[2] = { 0x5b1170, 0x5b1171 };
 	uint64_t h;
 	void *map, *p;
 	int fd = vm_gdrdrv_open(), err;
@@ -359,10 +359,16 @@ static int case_raw_ioctls(void)
 	 * A munmap of its first CPU page splits the mapping: what is left is still the pin's one
 	 * mapping (no second mmap, no new type), and the unpin zaps it too. Its page is touched
 	 * first, so that a page table entry is there to zap (a fault after the unpin fails anyway).
+	 * That first touch is the piece's first fault, one CPU page into GPU page 0 (with 4 KiB
+	 * pages): it maps the memory there, not the GPU page's start.
 	 */
+	CHECK_OK(vm_sim_write(a.va, &word[0], sizeof(word[0])));
+	CHECK_OK(vm_sim_write(a.va + CPU_PAGE, &word[1], sizeof(word[1])));
 	CHECK(munmap(map, CPU_PAGE) == 0, "munmap of the first page");
 	map = (char *)map + CPU_PAGE;
 	CHECK(vm_try_read32(map, &flag) == 0, "the rest of a split mapping faulted");
+	CHECK(flag == word[1], "the rest of a split mapping reads %#x, the memory there holds %#x",
+	      flag, word[1]);
 	CHECK(!vm_raw_map(fd, h, GPU_PAGE, &err) && err == EINVAL,
 	      "a second mmap while a piece of the first is left: %s", strerror(err));
 	CHECK_ERR(vm_ioctl(fd, GDRDRV_IOC_REQ_MAPPING_TYPE, &req), EBUSY);
