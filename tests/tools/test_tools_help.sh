@@ -122,7 +122,7 @@ for t in sanity copybw copylat apiperf pplat; do
 	check_bad_values "bad_value_$t" "$BIN/gdrcopy_$t" "-d x" "-d -1" "--backend foo" "stray"
 done
 check_bad_values bad_value_copybw "$BIN/gdrcopy_copybw" "-s abc" "-M foo" "-a foo" "-w 0" "-o 3" \
-	"-s 0" "-c 256K" "-s 4KB" "-s 64x" "-w 10x"
+	"-o 2 -c 16" "-s 0" "-c 256K" "-s 4KB" "-s 64x" "-w 10x"
 check_bad_values bad_value_copylat "$BIN/gdrcopy_copylat" "-s abc" "-M foo" "-a foo" "-r x" "-s 0"
 check_bad_values bad_value_apiperf "$BIN/gdrcopy_apiperf" "-n 0" "-M foo" "--impl all" "-s 0"
 check_bad_values bad_value_sanity "$BIN/gdrcopy_sanity" "-t nosuch" "--impl all"

@@ -49,6 +49,19 @@ if [ -e "$SIM/libcuda.so.1" ]; then
 	expect_one_line no_backend '^gdrcopy_[a-z]+: gdr_open failed: backend gdrdrv: unavailable: .+; backend dmabuf: unavailable: .+; backend vulkan: unavailable: .+; run gdrcopy_info$' \
 		LD_LIBRARY_PATH="$SIM:$TOOLS_LIB" GDRCOPY_SIM_CUDA_BACKING=memfd GDRCOPY_BACKEND= \
 		VK_DRIVER_FILES=/nonexistent/icd.json VK_ICD_FILENAMES=/nonexistent/icd.json
+	# The library's own last line only points at the reasons before it: the tools leave it
+	# out of their one line (and the library does write it: the control).
+	env LD_LIBRARY_PATH="$SIM:$TOOLS_LIB" GDRCOPY_SIM_CUDA_BACKING=memfd GDRCOPY_BACKEND= \
+		VK_DRIVER_FILES=/nonexistent/icd.json VK_ICD_FILENAMES=/nonexistent/icd.json \
+		GDRCOPY_ENABLE_LOGGING=1 "$BIN/gdrcopy_copybw" >"$tmp/out" 2>&1 </dev/null
+	last='gdr_open: no backend can map GPU memory here'
+	if ! grep -q "^ERR: .*$last" "$tmp/out"; then
+		result fail no_backend_pointer_left_out "the library's log has no '$last' (the control): $(head -c 300 "$tmp/out" | tr '\n' '|')"
+	elif grep -q "^gdrcopy_copybw: .*$last" "$tmp/out"; then
+		result fail no_backend_pointer_left_out "$(grep -m 1 '^gdrcopy_copybw: ' "$tmp/out" | head -c 300)"
+	else
+		result pass no_backend_pointer_left_out
+	fi
 	expect_one_line no_such_backend '^gdrcopy_[a-z]+: gdr_open failed: GDRCOPY_BACKEND=bogus: no such backend; .*run gdrcopy_info$' \
 		LD_LIBRARY_PATH="$SIM:$TOOLS_LIB" GDRCOPY_BACKEND=bogus
 else
