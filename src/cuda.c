@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda_driver.h"
+#include "gdr.h"
 #include "log.h"
 
 /*
@@ -279,4 +280,27 @@ void gdr_cuda_ctx_leave(const struct gdr_cuda *cuda, struct gdr_cuda_ctx_scope *
 	cuda->cuCtxSetCurrent(NULL);
 	cuda->cuDevicePrimaryCtxRelease(scope->device);
 	scope->retained = false;
+}
+
+void gdr_cuda_ctx_hold(const struct gdr_cuda *cuda, const struct gdr_cuda_ctx_scope *scope,
+		       int ordinal, struct gdr_cuda_held *held)
+{
+	CUcontext primary;
+
+	if (!scope->retained || ordinal < 0 || ordinal >= 64 ||
+	    (held->ordinals & (1ULL << ordinal)))
+		return;
+	/* A failure keeps nothing: the calls go on paying for the context, as before. */
+	if (cuda->cuDevicePrimaryCtxRetain(&primary, scope->device) != CUDA_SUCCESS)
+		return;
+	held->device[ordinal] = scope->device;
+	held->ordinals |= 1ULL << ordinal;
+}
+
+void gdr_cuda_ctx_release_held(const struct gdr_cuda *cuda, struct gdr_cuda_held *held)
+{
+	for (int i = 0; i < 64; i++)
+		if (held->ordinals & (1ULL << i))
+			cuda->cuDevicePrimaryCtxRelease(held->device[i]);
+	held->ordinals = 0;
 }

@@ -94,4 +94,18 @@ CUresult gdr_cuda_ctx_enter(const struct gdr_cuda *cuda, int ordinal,
 			    struct gdr_cuda_ctx_scope *scope);
 void gdr_cuda_ctx_leave(const struct gdr_cuda *cuda, struct gdr_cuda_ctx_scope *scope);
 
+/*
+ * After a gdr_cuda_ctx_enter that had to retain the device's primary context (no context was
+ * current): keep one more reference to it in held (gdr.h) until gdr_cuda_ctx_release_held, once
+ * per device. A primary context lives while it is referenced: without this, each pin and unpin
+ * made from a thread with no context of its own creates the device's context and destroys it
+ * again (0.18 s each on the H200: docs/performance.md). Ordinals from 64 on are not kept.
+ */
+struct gdr_cuda_held;
+void gdr_cuda_ctx_hold(const struct gdr_cuda *cuda, const struct gdr_cuda_ctx_scope *scope,
+		       int ordinal, struct gdr_cuda_held *held);
+
+/* Release the references held keeps, and empty it. */
+void gdr_cuda_ctx_release_held(const struct gdr_cuda *cuda, struct gdr_cuda_held *held);
+
 #endif

@@ -35,6 +35,16 @@ struct gdr_memh {
 
 TAILQ_HEAD(gdr_memh_list, gdr_memh);
 
+/*
+ * The primary CUDA contexts a gdr_t of the dmabuf or vulkan backend keeps (gdr_cuda_ctx_hold,
+ * released by the backend's close): bit n of ordinals for device ordinal n, whose CUdevice (an
+ * int) is device[n], kept so that the release needs no call that can fail.
+ */
+struct gdr_cuda_held {
+	uint64_t ordinals;
+	int device[64];
+};
+
 struct gdr {
 	/*
 	 * Protects memhs and every memh's fields, and serialises all backend ops on this gdr_t.
@@ -50,6 +60,7 @@ struct gdr {
 
 	size_t host_page_size;
 	unsigned long fork_epoch;	/* gdr_fork_epoch() of the process that opened it */
+	struct gdr_cuda_held cuda_held;	/* under lock */
 };
 
 #endif

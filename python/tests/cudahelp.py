@@ -12,7 +12,7 @@ from gdrcopy import _cuda
 class SimCounters(ctypes.Structure):
     _fields_ = [(name, ctypes.c_long) for name in (
         "allocations", "handle_refs", "mappings", "reservations", "primary_ctx_refs",
-        "vulkan_backed", "fds_exported")]
+        "vulkan_backed", "fds_exported", "primary_ctx_creations")]
 
 
 class TestCuda:

@@ -322,6 +322,9 @@ static int dmabuf_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 				      "cuMemGetHandleForAddressRange(0x%llx, %llu) for 0x%lx/%zu",
 				      (unsigned long long)mh->va,
 				      (unsigned long long)mh->mapped_size, req->addr, req->size);
+	/* Once pinned: a failed pin keeps nothing. */
+	if (res == CUDA_SUCCESS && !ret)
+		gdr_cuda_ctx_hold(cuda, &scope, ordinal, &g->cuda_held);
 	gdr_cuda_ctx_leave(cuda, &scope);
 	if (res != CUDA_SUCCESS) {
 		/* Another thread may have taken the last descriptor meanwhile. */
@@ -444,9 +447,12 @@ static int dmabuf_get_attribute(struct gdr *g, int attr, int *value)
 	}
 }
 
-/* The state holds nothing to release: CUDA stays loaded, as the process's. */
+/* CUDA stays loaded, as the process's; the primary contexts the gdr_t kept go. */
 static int dmabuf_close(struct gdr *g)
 {
+	struct dmabuf_state *st = g->backend_priv;
+
+	gdr_cuda_ctx_release_held(st->cuda, &g->cuda_held);
 	gdr_backend_forget_priv(g);
 	return 0;
 }

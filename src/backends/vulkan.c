@@ -59,8 +59,12 @@ static void vulkan_forget(struct gdr *g)
 	g->backend_priv = NULL;
 }
 
+/* The primary contexts the gdr_t kept (gdr_cuda_ctx_hold) go; the state stays the process's. */
 static int vulkan_close(struct gdr *g)
 {
+	struct vk_state *s = g->backend_priv;
+
+	gdr_cuda_ctx_release_held(s->cuda, &g->cuda_held);
 	vulkan_forget(g);
 	return 0;
 }
@@ -435,6 +439,8 @@ static int vulkan_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 	ret = import_fd(gpu, fd, pin);
 	if (ret)
 		goto err_release;
+	/* Once pinned: a failed pin keeps nothing. */
+	gdr_cuda_ctx_hold(cuda, &scope, ordinal, &g->cuda_held);
 	gdr_cuda_ctx_leave(cuda, &scope);
 
 	gdr_backend_set_pin_range(g, mh, req->addr, req->size, base, pin->alloc_size);
