@@ -29,6 +29,7 @@ class TestCuda:
             "cuMemAlloc_v2": [p(u64), ctypes.c_size_t],
             "cuMemFree_v2": [u64],
             "cuMemcpyHtoD_v2": [u64, ctypes.c_void_p, ctypes.c_size_t],
+            "cuCtxSynchronize": [],
             "cuMemcpyDtoH_v2": [ctypes.c_void_p, u64, ctypes.c_size_t],
             "cuMemGetAllocationGranularity": [p(ctypes.c_size_t), p(_cuda.CUmemAllocationProp),
                                               ctypes.c_int],
@@ -71,6 +72,9 @@ class TestCuda:
     def htod(self, ptr, data):
         self._ctx()
         self.check(self.dll.cuMemcpyHtoD_v2(ptr, data, len(data)), "cuMemcpyHtoD")
+        # From pageable memory, cuMemcpyHtoD may return before its DMA has landed: a write
+        # through the mapping made next could land first, and be overwritten (seen on the H200).
+        self.check(self.dll.cuCtxSynchronize(), "cuCtxSynchronize")
 
     def dtoh(self, ptr, n):
         self._ctx()

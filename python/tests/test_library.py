@@ -55,7 +55,10 @@ def test_open_failure_carries_each_backends_reason():
     assert "GDRCOPY_BACKEND=no-such-backend: no such backend" in reason
 
 
-def test_open_failure_without_a_device():
+def test_open_failure_without_a_device(cuda):
+    if not cuda.is_sim:
+        pytest.skip("GDRCOPY_SIM_CUDA_DEVICES=0 hides the devices of the simulated CUDA driver "
+                    "only")
     err, _, reason = open_in_a_new_process(GDRCOPY_SIM_CUDA_DEVICES="0",
                                            GDRCOPY_BACKEND="vulkan")
     assert err == errno.ENODEV
