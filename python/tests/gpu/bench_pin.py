@@ -20,7 +20,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from check_torch import environment  # noqa: E402
+from check_torch import use_environment  # noqa: E402
 
 
 def rounds_of(g, buf, rounds, with_context):
@@ -57,11 +57,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=50)
     args = parser.parse_args()
-    env = environment()
-    for key in ("GDRCOPY_LIBRARY", "VK_DRIVER_FILES", "PYTHONPATH"):
-        if key in env:
-            os.environ[key] = env[key]
-    sys.path.insert(0, env["PYTHONPATH"].split(os.pathsep)[0])
+    use_environment()
     import gdrcopy
     try:
         if hasattr(ctypes.CDLL("libcuda.so.1"), "simcuda_get_counters"):

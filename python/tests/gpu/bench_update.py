@@ -22,7 +22,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from check_torch import environment  # noqa: E402
+from check_torch import use_environment  # noqa: E402
 
 SIZES = (8, 64, 4096)
 
@@ -44,11 +44,7 @@ def main():
     parser.add_argument("--batches", type=int, default=31)
     parser.add_argument("--per-batch", type=int, default=200)
     args = parser.parse_args()
-    env = environment()
-    for key in ("GDRCOPY_LIBRARY", "VK_DRIVER_FILES", "PYTHONPATH"):
-        if key in env:
-            os.environ[key] = env[key]
-    sys.path.insert(0, env["PYTHONPATH"].split(os.pathsep)[0])
+    use_environment()
     try:
         import torch
     except ImportError:

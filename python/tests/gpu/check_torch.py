@@ -55,6 +55,15 @@ def environment():
     return env
 
 
+def use_environment():
+    """environment() in this process, for a script that imports gdrcopy itself after it."""
+    env = environment()
+    for key in ("GDRCOPY_LIBRARY", "VK_DRIVER_FILES", "PYTHONPATH"):
+        if key in env:
+            os.environ[key] = env[key]
+    sys.path.insert(0, env["PYTHONPATH"].split(os.pathsep)[0])
+
+
 # ---- the checks (run in a child, with the allocator of their group) --------------------------
 
 def setup():
