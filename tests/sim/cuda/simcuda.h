@@ -14,7 +14,7 @@ struct simcuda_counters {
 	long primary_ctx_refs;	/* primary context references, all devices */
 	long vulkan_backed;	/* live allocations whose backing came from a Vulkan export */
 	long fds_exported;	/* fds handed out by cuMemExportToShareableHandle, ever */
-	long primary_ctx_creations;	/* a device's primary context made (its first reference), ever */
+	long primary_ctx_creations;	/* primary contexts made (at a first reference), ever */
 };
 
 /* A snapshot of the counters, taken under the simulator's lock. */
