@@ -517,7 +517,10 @@ static int case_fork_while_another_thread_holds_the_gdr(void)
 
 	busy.inside = busy.let_go = false;
 	fake_backend_in_pin = busy_wait_inside_pin;
-	CHECK(!pthread_create(&t, NULL, busy_pin, NULL), "pthread_create failed");
+	if (pthread_create(&t, NULL, busy_pin, NULL)) {
+		fake_backend_in_pin = NULL;	/* else every later pin would wait in it */
+		return test_fail("pthread_create failed");
+	}
 	pthread_mutex_lock(&busy.lock);
 	while (!busy.inside)
 		pthread_cond_wait(&busy.cond, &busy.lock);
