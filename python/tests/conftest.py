@@ -107,6 +107,17 @@ def _session_cuda(item):
 
 
 @pytest.fixture
+def recorded(monkeypatch):
+    """recorded(lib, name, ret=0): lib.name replaced, for the test, by a stand-in that answers
+    ret and records each call's arguments in the list it returns (undone with monkeypatch's)."""
+    def record(lib, name, ret=0):
+        calls = []
+        monkeypatch.setattr(lib, name, lambda *args: calls.append(args) or ret)
+        return calls
+    return record
+
+
+@pytest.fixture
 def gdr():
     with gdrcopy.open() as g:
         yield g

@@ -42,10 +42,8 @@ def test_alloc_refuses_bools(cuda, call, name, flag):
     (lambda g, buf, flag: g.pin(buf.ptr, flag), "size"),
     (lambda g, buf, flag: g.pin(buf.ptr, size=flag), "size"),
 ], ids=["pin(flag,4096)", "pin(flag)", "pin(ptr,flag)", "pin(ptr,size=flag)"])
-def test_pin_refuses_bools(gdr, buf, monkeypatch, call, name, flag):
-    called = []
-    monkeypatch.setattr(gdr._state.lib, "gdr_pin_buffer_v2",
-                        lambda *args: called.append(args) or 0)
+def test_pin_refuses_bools(gdr, buf, recorded, call, name, flag):
+    called = recorded(gdr._state.lib, "gdr_pin_buffer_v2")
     _refused(lambda: call(gdr, buf, flag), name, flag)
     assert called == []
 
@@ -59,14 +57,12 @@ def test_pin_refuses_bools(gdr, buf, monkeypatch, call, name, flag):
     (lambda m, flag: m.read(bytearray(4), offset=flag), "offset"),
 ], ids=["write(data,flag)", "write(data,offset=flag)", "read(flag)", "read(4,flag)",
         "read(out,offset=flag)"])
-def test_copies_refuse_bools(mapped, cuda, monkeypatch, call, name, flag):
+def test_copies_refuse_bools(mapped, cuda, recorded, call, name, flag):
     before = cuda.dtoh(mapped.pin.ptr, 64)
     lib = mapped.pin.gdr._state.lib
-    called = []
-    for copy in ("gdr_copy_to_mapping", "gdr_copy_from_mapping"):
-        monkeypatch.setattr(lib, copy, lambda *args: called.append(args) or 0)
+    called = [recorded(lib, copy) for copy in ("gdr_copy_to_mapping", "gdr_copy_from_mapping")]
     _refused(lambda: call(mapped, flag), name, flag)
-    assert called == []
+    assert called == [[], []]
     assert cuda.dtoh(mapped.pin.ptr, 64) == before
 
 

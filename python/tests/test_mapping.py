@@ -62,14 +62,12 @@ def test_read_into(mapped):
 
 
 @pytest.mark.parametrize("offset, n", [(-1, 1), (0, 65537), (65536, 1), (65535, 2)])
-def test_out_of_range_changes_nothing(mapped, cuda, monkeypatch, offset, n):
+def test_out_of_range_changes_nothing(mapped, cuda, monkeypatch, recorded, offset, n):
     before = cuda.dtoh(mapped.pin.ptr, 65536)
     with pytest.raises(gdrcopy.InvalidArgument, match="do not fit"):
         mapped.write(b"\xff" * n, offset)
     # Refused before the library, whose own check would be against the whole mapping.
-    lib = mapped.pin.gdr._state.lib
-    called = []
-    monkeypatch.setattr(lib, "gdr_copy_from_mapping", lambda *a: called.append(a) or 0)
+    called = recorded(mapped.pin.gdr._state.lib, "gdr_copy_from_mapping")
     out = bytearray(b"\x5a" * n)
     with pytest.raises(gdrcopy.InvalidArgument, match=f"{n} bytes at offset {offset} do not fit"):
         mapped.read(n, offset)
@@ -149,11 +147,9 @@ def test_a_huge_read_is_refused_before_allocating(mapped, offset):
 
 
 @pytest.mark.parametrize("direction", ["write", "read"])
-def test_a_failed_copy_says_what_was_asked_of_which_mapping(mapped, monkeypatch, direction):
-    lib = mapped.pin.gdr._state.lib
+def test_a_failed_copy_says_what_was_asked_of_which_mapping(mapped, recorded, direction):
     name = "gdr_copy_to_mapping" if direction == "write" else "gdr_copy_from_mapping"
-    calls = []
-    monkeypatch.setattr(lib, name, lambda *args: calls.append(args) or errno.EINVAL)
+    calls = recorded(mapped.pin.gdr._state.lib, name, errno.EINVAL)
     with pytest.raises(gdrcopy.InvalidArgument) as e:
         mapped.write(b"abc", 8) if direction == "write" else mapped.read(3, 8)
     assert len(calls) == 1  # the library keeps no reason for copies: asking again gains nothing

@@ -101,10 +101,8 @@ def test_bad_arguments(gdr, args, kind):
     ((1 << 40, 0), "nothing to pin: address 0x10000000000, 0 bytes"),
     ((1 << 40, -1), "nothing to pin: address 0x10000000000, -1 bytes"),
 ])
-def test_empty_ranges_are_refused_before_the_library(gdr, monkeypatch, args, match):
-    called = []
-    monkeypatch.setattr(gdr._state.lib, "gdr_pin_buffer_v2",
-                        lambda *a: called.append(a) or 0)
+def test_empty_ranges_are_refused_before_the_library(gdr, recorded, args, match):
+    called = recorded(gdr._state.lib, "gdr_pin_buffer_v2")
     with pytest.raises(gdrcopy.InvalidArgument, match=match):
         gdr.pin(*args)
     assert called == []
@@ -130,10 +128,9 @@ def test_unpinned_pin_refuses(gdr, buf):
         p.map()
 
 
-def test_map_twice_is_eagain(gdr, buf, monkeypatch):
+def test_map_twice_is_eagain(gdr, buf, monkeypatch, recorded):
     with gdr.pin(buf) as p, p.map():
-        called = []
-        monkeypatch.setattr(gdr._state.lib, "gdr_map", lambda *a: called.append(a) or 0)
+        called = recorded(gdr._state.lib, "gdr_map")
         with pytest.raises(gdrcopy.GdrError) as e:
             p.map()
         monkeypatch.undo()
@@ -295,12 +292,10 @@ def test_a_finalizer_whose_unpin_fails_stays_quiet(gdr, buf, monkeypatch, capsys
     (None, (1 << 64) + 65536),       # the buffer's ptr, a size that c_size_t cuts to 64 KiB
     (None, (1 << 64) - 1),
 ])
-def test_ranges_past_64_bits_are_refused_before_the_library(gdr, buf, monkeypatch,
-                                                           ptr_from_end, size):
+def test_ranges_past_64_bits_are_refused_before_the_library(gdr, buf, recorded, ptr_from_end,
+                                                           size):
     ptr = buf.ptr if ptr_from_end is None else (1 << 64) + ptr_from_end
-    lib = gdr._state.lib
-    called = []
-    monkeypatch.setattr(lib, "gdr_pin_buffer_v2", lambda *args: called.append(args) or 0)
+    called = recorded(gdr._state.lib, "gdr_pin_buffer_v2")
     with pytest.raises(gdrcopy.InvalidArgument, match="64-bit address space"):
         gdr.pin(ptr, size)
     assert called == []
