@@ -234,8 +234,11 @@ static DEFINE_MUTEX(gdrdrv_p2p_lock);
  * An unpin that finds the table already gone calls no put_pages, so it does not wait for this
  * callback: it may free mr as soon as sem is released, and close the file, and rmmod may follow.
  * So nothing here touches mr after up_write, and a module reference keeps this code until its
- * last line. (mr is alive on entry: it is in its file's table, or being pinned, or put_pending
- * holds it, and each of those holds the module too.)
+ * last call. (mr is alive on entry: it is in its file's table, or being pinned, or put_pending
+ * holds it, and each of those holds the module too.) The return from that last module_put is
+ * the one window no module can close for a callback of another module's: on a fully
+ * preemptible kernel, an rmmod that lands while this task is preempted there frees the code it
+ * returns through (kernel/README.md).
  */
 static void gdrdrv_free_callback(void *data)
 {
@@ -249,10 +252,10 @@ static void gdrdrv_free_callback(void *data)
 	mr->cb_flag = true;
 	/* The BAR1 space is about to be reused. */
 	pt = gdrdrv_mr_take_pages(mr);
-	if (pt) {
-		nvidia_p2p_free_page_table(pt);
+	if (pt)
 		atomic64_dec(&gdrdrv_tables);
-	}
+	/* Also when an unpin or a failed pin has taken it, or the pin has yet to adopt it. */
+	nvidia_p2p_free_page_table(mr->nv_table);
 	end_put = gdrdrv_mr_take_put_pending(mr);
 	end_orphan = mr->orphaned;
 	mr->orphaned = false;
@@ -654,7 +657,8 @@ int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *
 	start = gdrdrv_cycles();
 	if (!mr->persistent)
 		mutex_lock(&gdrdrv_p2p_lock);
-	ret = gdrdrv_get_pages(mr, &pt);
+	/* Into mr, where the free callback finds it if it comes before get_pages returns. */
+	ret = gdrdrv_get_pages(mr, &mr->nv_table);
 	if (!mr->persistent)
 		mutex_unlock(&gdrdrv_p2p_lock);
 	mr->tm_cycles = gdrdrv_cycles() - start;
@@ -662,6 +666,7 @@ int gdrdrv_pin(struct gdrdrv_file *fp, const struct gdrdrv_pin_args *args, u64 *
 		gdrdrv_dbg("get_pages(0x%llx, 0x%llx) failed: %d\n", mr->va, mr->mapped_size, ret);
 		goto err_free;
 	}
+	pt = mr->nv_table;
 	atomic64_inc(&gdrdrv_tables);
 	ret = gdrdrv_mr_take_table(mr, pt);
 	if (ret)

@@ -130,6 +130,14 @@ struct gdrdrv_mr {
 	bool cpu_cacheable;		/* the provider says CPU caching is safe */
 	u64 tm_cycles;			/* get_cycles() spent in get_pages */
 	u32 tsc_khz;
+	/*
+	 * Written by NVIDIA's get_pages, which sets it before the pin can be revoked, then left:
+	 * the table the free callback frees (the nvidia_p2p contract), even when an unpin, a failed
+	 * pin or no one yet holds it as page_table below. Not immutable like the fields above, and
+	 * dangling once the table is gone (a failed get_pages, a put_pages, the callback's return):
+	 * only the callback and the pin, right after get_pages, may read it.
+	 */
+	struct nvidia_p2p_page_table *nv_table;
 
 	/*
 	 * Protects the fields below. The free callback takes it with NVIDIA's locks held, so it is

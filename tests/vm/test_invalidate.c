@@ -102,6 +102,56 @@ static int case_access_after_free_contiguous(void)
 	return access_after_free(NVP2P_SIM_ALLOC_CONTIGUOUS);
 }
 
+/*
+ * The memory is freed while the pin is being made, after NVIDIA registered the free callback
+ * and before get_pages returned (the sim's INJECT_REVOKE): the callback runs before gdrdrv has
+ * adopted the table, and get_pages returns a table that is gone. The pin succeeds revoked, as if
+ * the free came just after: callback flag 1, nothing to map, an unpin that gives nothing back.
+ * The callback still frees the table (the sim counts a misuse otherwise). A persistent pin has
+ * no callback: the injection waits for a non-persistent one.
+ */
+static int case_freed_before_pin_returns(void)
+{
+	struct nvp2p_sim_counts before, pinned, after;
+	struct nvp2p_sim_alloc a;
+	gdr_mh_t mh;
+	int flag;
+	void *p;
+	gdr_t g = vm_gdr_open();
+
+	CHECK(g, "gdr_open");
+	CHECK_OK(vm_alloc(2 * GPU_PAGE, 0, &a));
+	CHECK_OK(vm_counts(&before));
+	CHECK_OK(vm_inject_revoke(1));
+	CHECK_OK(gdr_pin_buffer(g, a.va, 2 * GPU_PAGE, 0, 0, &mh));
+	CHECK_OK(vm_counts(&pinned));
+	CHECK_OK(gdr_get_callback_flag(g, mh, &flag));
+	if (vm_persistent()) {
+		CHECK_OK(vm_inject_revoke(0));
+		CHECK(flag == 0 && pinned.callbacks == before.callbacks &&
+		      pinned.pins == before.pins + 1 && pinned.allocations == before.allocations,
+		      "a persistent pin was revoked (flag %d, %llu callbacks): %s", flag,
+		      (unsigned long long)(pinned.callbacks - before.callbacks),
+		      vm_counts_str(&pinned));
+		CHECK_OK(gdr_unpin_buffer(g, mh));
+		CHECK_OK(gdr_close(g));
+		return TEST_PASS;
+	}
+	CHECK(pinned.callbacks == before.callbacks + 1 && pinned.pins == before.pins &&
+	      pinned.allocations == before.allocations - 1,
+	      "the injected free did not revoke the pin inside get_pages (%llu callbacks): %s",
+	      (unsigned long long)(pinned.callbacks - before.callbacks), vm_counts_str(&pinned));
+	CHECK(flag == 1, "callback flag %d for a pin revoked before it returned", flag);
+	CHECK(gdr_map(g, mh, &p, 2 * GPU_PAGE) != 0, "a pin revoked before it returned mapped");
+	CHECK_OK(gdr_unpin_buffer(g, mh));
+	CHECK_OK(vm_counts(&after));
+	CHECK(after.put_pages_calls == pinned.put_pages_calls,
+	      "the unpin of a revoked pin called put_pages %llu times",
+	      (unsigned long long)(after.put_pages_calls - pinned.put_pages_calls));
+	CHECK_OK(gdr_close(g));
+	return TEST_PASS;
+}
+
 static int case_two_mappings(void)
 {
 	struct vm_buf one, two;
@@ -140,5 +190,6 @@ const struct vm_case vm_cases[] = {
 	{ "invalidation_access_after_free", case_access_after_free, "pn" },
 	{ "invalidation_access_after_free_contiguous", case_access_after_free_contiguous, "pn" },
 	{ "invalidation_two_mappings", case_two_mappings, "pn" },
+	{ "invalidation_freed_before_pin_returns", case_freed_before_pin_returns, "pn" },
 	{ NULL, NULL, NULL },
 };

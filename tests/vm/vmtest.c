@@ -128,6 +128,13 @@ int vm_inject_put(uint32_t count, uint32_t error)
 	return sim_ioctl(NVP2P_SIM_IOC_INJECT_PUT, &req);
 }
 
+int vm_inject_revoke(uint32_t count)
+{
+	struct nvp2p_sim_inject req = { .count = count };
+
+	return sim_ioctl(NVP2P_SIM_IOC_INJECT_REVOKE, &req);
+}
+
 int vm_kmsg_contains(const char *needle)
 {
 	char rec[8192];

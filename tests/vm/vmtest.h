@@ -63,6 +63,8 @@ int vm_counts(struct nvp2p_sim_counts *c);
 int vm_inject(uint32_t count, uint32_t error);
 /* The next count put_pages calls of live pins fail with error; the pins stay. */
 int vm_inject_put(uint32_t count, uint32_t error);
+/* The next count non-persistent get_pages free their allocation before returning (revoked). */
+int vm_inject_revoke(uint32_t count);
 
 /* --- the kernel log --- */
 /* Whether a record still in the kernel log contains needle (1), not (0), or -1 if unreadable. */

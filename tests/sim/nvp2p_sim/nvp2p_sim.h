@@ -101,6 +101,7 @@ struct sim_pin {
 	void (*free_callback)(void *data);
 	void *data;
 	struct task_struct *revoker;	/* the task that runs the callback, while REVOKING */
+	bool table_freed;		/* the callback called nvidia_p2p_free_page_table on it */
 	unsigned long caller;		/* the consumer's code that pinned: whose leak it is */
 	struct nvidia_p2p_page *entries;
 	struct nvidia_p2p_page *page_ptrs[];	/* table.pages points here */
@@ -123,11 +124,14 @@ struct sim_state {
 	int inject_error;		/* negative */
 	u32 inject_put_count;
 	int inject_put_error;		/* negative */
+	u32 inject_revoke_count;
 	struct nvp2p_sim_counts counts;	/* pins, persistent_pins, allocations, foreign_puts */
 	atomic64_t get_pages_calls;
 	atomic64_t put_pages_calls;
 	atomic64_t callbacks;
 	atomic64_t misuses;
+	/* The selftest's deliberate misuses, which it counts to see each one caught. */
+	atomic64_t selftest_misuses;
 	/* Woken when a revoked pin leaves sim.pins; put_pages of a revoking pin waits here. */
 	wait_queue_head_t revoke_wq;
 	/* The task inside the SELFTEST ioctl: its deliberate misuses are not reported. */

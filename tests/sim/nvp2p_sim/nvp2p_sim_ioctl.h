@@ -113,5 +113,12 @@ struct nvp2p_sim_inject {
  * (details in the kernel log). */
 #define NVP2P_SIM_IOC_SELFTEST	_IO(NVP2P_SIM_IOCTL, 7)
 #define NVP2P_SIM_IOC_INJECT_PUT	_IOW(NVP2P_SIM_IOCTL, 8, struct nvp2p_sim_inject)
+/*
+ * INJECT_REVOKE (error 0): the next count non-persistent get_pages calls that succeed free the
+ * pinned allocation (the pinning process's own) before they return, as a cudaFree racing the pin can once NVIDIA has
+ * registered its callback: the free callback runs inside get_pages, in the pinning task, and
+ * get_pages then returns 0 with a table that is already gone.
+ */
+#define NVP2P_SIM_IOC_INJECT_REVOKE	_IOW(NVP2P_SIM_IOCTL, 9, struct nvp2p_sim_inject)
 
 #endif /* _UAPI_NVP2P_SIM_IOCTL_H */

@@ -140,6 +140,20 @@ static long sim_ioctl_inject_put(void __user *uarg)
 	return 0;
 }
 
+static long sim_ioctl_inject_revoke(void __user *uarg)
+{
+	struct nvp2p_sim_inject req;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.error || req.count > 1U << 20)
+		return -EINVAL;
+	mutex_lock(&sim.lock);
+	sim.inject_revoke_count = req.count;
+	mutex_unlock(&sim.lock);
+	return 0;
+}
+
 static long sim_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct sim_ctx *ctx = filp->private_data;
@@ -160,6 +174,8 @@ static long sim_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return sim_ioctl_inject(uarg);
 	case NVP2P_SIM_IOC_INJECT_PUT:
 		return sim_ioctl_inject_put(uarg);
+	case NVP2P_SIM_IOC_INJECT_REVOKE:
+		return sim_ioctl_inject_revoke(uarg);
 	case NVP2P_SIM_IOC_SELFTEST:
 		return sim_selftest(ctx);
 	default:

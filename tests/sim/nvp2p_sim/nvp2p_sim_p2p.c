@@ -37,6 +37,7 @@ void sim_misuse(const char *fmt, ...)
 	vaf.fmt = fmt;
 	vaf.va = &args;
 	if (current == READ_ONCE(sim.selftest_task)) {
+		atomic64_inc(&sim.selftest_misuses);
 		pr_debug("nvp2p_sim: selftest: expected misuse: %pV\n", &vaf);
 	} else {
 		atomic64_inc(&sim.misuses);
@@ -141,7 +142,8 @@ static int sim_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 length,
 {
 	struct sim_alloc *a;
 	struct sim_pin *pin;
-	u64 end;
+	u64 end, alloc_va = 0;
+	bool revoke;
 	int ret;
 
 	might_sleep();
@@ -197,9 +199,17 @@ static int sim_get_pages(u64 p2p_token, u32 va_space, u64 va, u64 length,
 	else
 		list_add_tail(&pin->alloc_node, &a->pins);
 	sim.counts.pins++;
-	mutex_unlock(&sim.lock);
-
+	/* Before the pin can be revoked, as NVIDIA's does: a free callback may need it. */
 	*page_table = &pin->table;
+	revoke = !persistent && sim.inject_revoke_count;
+	if (revoke) {
+		sim.inject_revoke_count--;
+		alloc_va = a->va;
+	}
+	mutex_unlock(&sim.lock);
+	/* INJECT_REVOKE: the allocation goes, as by a cudaFree racing this pin. */
+	if (revoke)
+		sim_alloc_free(alloc_va);
 	return 0;
 
 out_unlock:
@@ -350,9 +360,36 @@ int nvidia_p2p_put_pages_persistent(u64 virtual_address,
 }
 NVP2P_SIM_EXPORT(nvidia_p2p_put_pages_persistent);
 
-/* A no-op in every current NVIDIA driver: the table goes when the callback returns. */
+/*
+ * A no-op returning 0 in every current NVIDIA driver: the table goes when the callback returns.
+ * The contract still asks a free callback to call it on its table, and nothing else to: older
+ * drivers freed the table here. So the sim checks who calls it, and returns 0 as NVIDIA does.
+ */
 int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
 {
+	struct sim_pin *pin;
+	u64 va;
+
+	mutex_lock(&sim.lock);
+	pin = sim_pin_lookup_locked(page_table);
+	if (!pin) {
+		mutex_unlock(&sim.lock);
+		sim_misuse("free_page_table of a table that is not live");
+		return 0;
+	}
+	va = pin->va;
+	if (pin->state != SIM_PIN_REVOKING || pin->revoker != current || !pin->free_callback) {
+		mutex_unlock(&sim.lock);
+		sim_misuse("free_page_table of the table of va %#llx outside its free callback", va);
+		return 0;
+	}
+	if (pin->table_freed) {
+		mutex_unlock(&sim.lock);
+		sim_misuse("free_page_table twice on the table of va %#llx", va);
+		return 0;
+	}
+	pin->table_freed = true;
+	mutex_unlock(&sim.lock);
 	return 0;
 }
 NVP2P_SIM_EXPORT(nvidia_p2p_free_page_table);
@@ -379,6 +416,7 @@ EXPORT_SYMBOL_GPL(nvidia_p2p_destroy_mapping);
 void sim_revoke_pins(struct list_head *revoked)
 {
 	struct sim_pin *pin, *tmp;
+	bool unfreed;
 
 	lockdep_assert_not_held(&sim.lock);
 	list_for_each_entry_safe(pin, tmp, revoked, alloc_node) {
@@ -390,11 +428,15 @@ void sim_revoke_pins(struct list_head *revoked)
 		}
 
 		mutex_lock(&sim.lock);
+		unfreed = pin->free_callback && !pin->table_freed;
 		list_del_init(&pin->node);
 		sim.counts.pins--;
 		pin->revoker = NULL;
 		WRITE_ONCE(pin->state, SIM_PIN_REVOKED);
 		mutex_unlock(&sim.lock);
+		if (unfreed)
+			sim_misuse("the free callback of va %#llx returned without freeing its table",
+				   pin->va);
 		wake_up_all(&sim.revoke_wq);
 		sim_pin_put(pin);
 	}

@@ -17,17 +17,23 @@
 struct st_cb {
 	int fired;
 	int free_ret;
+	int frees;		/* how many times the callback frees its table: 1, or a misuse */
 	struct nvidia_p2p_page_table *table;
 };
 
 static void st_free_callback(void *data)
 {
 	struct st_cb *cb = data;
+	int i;
 
 	cb->fired++;
-	cb->free_ret = nvidia_p2p_free_page_table(cb->table);
+	for (i = 0; i < cb->frees; i++)
+		cb->free_ret = nvidia_p2p_free_page_table(cb->table);
 	cb->table = NULL;
 }
+
+/* A callback that frees its table once, as the contract asks. */
+#define ST_CB_INIT { .frees = 1 }
 
 #define ST_CHECK(cond, ...)						\
 	do {								\
@@ -45,6 +51,12 @@ static u64 st_pins(void)
 	n = sim.counts.pins;
 	mutex_unlock(&sim.lock);
 	return n;
+}
+
+/* The selftest's deliberate misuses caught so far. */
+static u64 st_misuses(void)
+{
+	return atomic64_read(&sim.selftest_misuses);
 }
 
 static void st_inject(u32 count, int error)
@@ -89,7 +101,7 @@ static u64 st_peek(u64 phys)
 static int st_bad_arguments(u64 va, const struct nvp2p_sim_alloc *req)
 {
 	struct nvidia_p2p_page_table *pt = NULL;
-	struct st_cb cb = {};
+	struct st_cb cb = ST_CB_INIT;
 	int failures = 0;
 
 	ST_CHECK(nvidia_p2p_get_pages(0, 0, va, SZ_64K, &pt, NULL, &cb) == -EINVAL,
@@ -121,7 +133,7 @@ static int st_bad_arguments(u64 va, const struct nvp2p_sim_alloc *req)
 static int st_table(u64 va)
 {
 	struct nvidia_p2p_page_table *pt = NULL;
-	struct st_cb cb = {};
+	struct st_cb cb = ST_CB_INIT;
 	int failures = 0;
 	u32 i;
 
@@ -149,7 +161,7 @@ static int st_table(u64 va)
 static int st_tokens_and_injection(u64 va, const struct nvp2p_sim_alloc *req)
 {
 	struct nvidia_p2p_page_table *pt = NULL;
-	struct st_cb cb = {};
+	struct st_cb cb = ST_CB_INIT;
 	int failures = 0;
 
 	if (nvidia_p2p_get_pages(req->p2p_token, req->va_space, va, SZ_64K, &pt,
@@ -177,9 +189,9 @@ static int st_tokens_and_injection(u64 va, const struct nvp2p_sim_alloc *req)
 static int st_free_with_pins(u64 va)
 {
 	struct nvidia_p2p_page_table *ppt = NULL, *stale;
-	struct st_cb cb = {};
+	struct st_cb cb = ST_CB_INIT;
 	int failures = 0;
-	u64 phys;
+	u64 phys, misuses;
 
 	if (nvidia_p2p_get_pages_persistent(va, SZ_64K, &ppt, 0)) {
 		pr_err("nvp2p_sim: selftest: get_pages_persistent failed\n");
@@ -194,9 +206,11 @@ static int st_free_with_pins(u64 va)
 	}
 	stale = cb.table;
 
+	misuses = st_misuses();
 	ST_CHECK(sim_alloc_free(va) == 0, "free failed\n");
 	ST_CHECK(cb.fired == 1, "the free callback fired %d times\n", cb.fired);
 	ST_CHECK(cb.free_ret == 0, "free_page_table in the callback returned %d\n", cb.free_ret);
+	ST_CHECK(st_misuses() == misuses, "a callback that freed its table once was a misuse\n");
 	ST_CHECK(nvidia_p2p_put_pages(0, 0, va + SZ_64K, stale) == 0,
 		 "put_pages after the callback is not 0\n");
 	ST_CHECK(nvidia_p2p_get_pages(0, 0, va, SZ_64K, &stale, st_free_callback, &cb) == -EINVAL,
@@ -221,7 +235,7 @@ static int st_cacheable(struct sim_ctx *ctx)
 		.flags = NVP2P_SIM_ALLOC_CPU_CACHEABLE,
 	};
 	struct nvidia_p2p_page_table *pt = NULL;
-	struct st_cb cb = {};
+	struct st_cb cb = ST_CB_INIT;
 	int failures = 0;
 
 	if (sim_alloc_create(ctx, &req)) {
@@ -243,6 +257,72 @@ static int st_cacheable(struct sim_ctx *ctx)
 		ST_CHECK(0, "forced BAR1 on a coherent allocation failed\n");
 	}
 	sim_alloc_free(req.va);
+	return failures;
+}
+
+/* One pin of a fresh allocation whose callback frees its table frees times, then the free. */
+static int st_callback_frees(struct sim_ctx *ctx, int frees, u64 want_misuses)
+{
+	struct nvp2p_sim_alloc req = { .size = SZ_64K };
+	struct st_cb cb = { .frees = frees };
+	int failures = 0;
+	u64 before;
+
+	if (sim_alloc_create(ctx, &req)) {
+		pr_err("nvp2p_sim: selftest: allocation failed\n");
+		return 1;
+	}
+	if (nvidia_p2p_get_pages(0, 0, req.va, SZ_64K, &cb.table, st_free_callback, &cb)) {
+		ST_CHECK(0, "get_pages for a callback that frees %d times failed\n", frees);
+		sim_alloc_free(req.va);
+		return failures;
+	}
+	before = st_misuses();
+	sim_alloc_free(req.va);
+	ST_CHECK(cb.fired == 1, "the free callback fired %d times\n", cb.fired);
+	ST_CHECK(st_misuses() - before == want_misuses,
+		 "a callback that frees its table %d times: %llu misuses, not %llu\n", frees,
+		 st_misuses() - before, want_misuses);
+	return failures;
+}
+
+/*
+ * nvidia_p2p_free_page_table belongs in the free callback, once, on the callback's table: a
+ * callback that leaves it out or calls it twice, and a call anywhere else, are each one misuse,
+ * and return 0 as NVIDIA's no-op does.
+ */
+static int st_free_page_table(struct sim_ctx *ctx)
+{
+	struct nvp2p_sim_alloc req = { .size = SZ_64K };
+	struct nvidia_p2p_page_table *pt = NULL;
+	struct st_cb cb = ST_CB_INIT;
+	int failures = 0;
+	u64 before;
+
+	failures += st_callback_frees(ctx, 1, 0);
+	failures += st_callback_frees(ctx, 0, 1);
+	failures += st_callback_frees(ctx, 2, 1);
+
+	if (sim_alloc_create(ctx, &req)) {
+		pr_err("nvp2p_sim: selftest: allocation failed\n");
+		return failures + 1;
+	}
+	if (nvidia_p2p_get_pages(0, 0, req.va, SZ_64K, &pt, st_free_callback, &cb) == 0) {
+		before = st_misuses();
+		ST_CHECK(nvidia_p2p_free_page_table(pt) == 0,
+			 "free_page_table outside the callback did not return 0\n");
+		ST_CHECK(st_misuses() - before == 1,
+			 "free_page_table outside the callback: %llu misuses, not 1\n",
+			 st_misuses() - before);
+		ST_CHECK(nvidia_p2p_put_pages(0, 0, req.va, pt) == 0,
+			 "put_pages after a stray free_page_table failed\n");
+	} else {
+		ST_CHECK(0, "get_pages for a stray free_page_table failed\n");
+	}
+	sim_alloc_free(req.va);
+	before = st_misuses();
+	ST_CHECK(nvidia_p2p_free_page_table(pt) == 0 && st_misuses() - before == 1,
+		 "free_page_table of a released table is not one misuse returning 0\n");
 	return failures;
 }
 
@@ -307,6 +387,7 @@ int sim_selftest(struct sim_ctx *ctx)
 	failures += st_tokens_and_injection(req.va, &req);
 	failures += st_free_with_pins(req.va);
 	failures += st_cacheable(ctx);
+	failures += st_free_page_table(ctx);
 	failures += st_quarantine(ctx);
 	ST_CHECK(st_pins() == pins, "%llu pins before, %llu after\n", pins, st_pins());
 out:
