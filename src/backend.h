@@ -58,7 +58,9 @@ struct gdr_backend_ops {
 	/*
 	 * Unpin. When mh->map_va is set, the buffer is still mapped there (withdrawn from copies
 	 * already): undo the mapping too, in the order that lets a failure leave both as they
-	 * were. In gdr_close after its unmap failed, the mapping stays and map_va is NULL.
+	 * were, or where the driver needs the mapping gone first, unmap, clear map_va and then
+	 * unpin (a failure then leaves the pin unmapped). In gdr_close after its unmap failed, the
+	 * mapping stays and map_va is NULL.
 	 */
 	int (*unpin)(struct gdr *g, struct gdr_memh *mh);
 	/*
@@ -155,10 +157,12 @@ int gdr_backend_munmap(const struct gdr *g, const struct gdr_memh *mh);
  * children, as gdrdrv's VM_DONTCOPY does: a child touching it faults instead of reaching memory
  * it never pinned, and does not hold the memory up. va is the mapping (every host page that
  * [va, va + len) touches), or NULL where the call failed: the window just ends. Logs and goes
- * on if madvise fails. Only the mapping call may come between the two (fork.h).
+ * on if madvise fails. Only the mapping call may come between the two (fork.h). Whether every
+ * page of [va, va + len) is mapped in the process: false for NULL, or for a pointer a driver
+ * returned with no mapping of that length under it (nothing is done to it then).
  */
 void gdr_backend_map_begin(void);
-void gdr_backend_map_end(const struct gdr *g, void *va, size_t len);
+bool gdr_backend_map_end(const struct gdr *g, void *va, size_t len);
 /*
  * Just before a CUDA call that exports a descriptor: fork() in other threads waits from here
  * until gdr_backend_export_take has made it close-on-exec (fork.h: why, and what it cannot
@@ -171,9 +175,9 @@ void gdr_backend_export_begin(void);
  * error). When it succeeded: 0 with fd made close-on-exec, whatever flags the driver gave it, so
  * that programs this process starts (fork + exec, posix_spawn, system()) never inherit it, and,
  * where hold is not NULL (a descriptor the library keeps), registered in *hold to be closed in
- * fork children (fork_fds.h) before fork() goes on; or EIO when the driver gave no descriptor,
- * logged as what (a format naming the call and its addresses) "succeeded but gave no file
- * descriptor".
+ * fork children (fork_fds.h) before fork() goes on; or EIO when the driver gave no descriptor
+ * (a negative one, or a number that names no open file: the caller must not close it), logged
+ * as what (a format naming the call and its addresses) "succeeded but gave no file descriptor".
  */
 int gdr_backend_export_take(bool exported, int fd, struct gdr_fork_fd **hold, const char *what,
 			    ...) __attribute__((format(printf, 4, 5)));

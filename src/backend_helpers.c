@@ -111,7 +111,7 @@ void gdr_backend_map_begin(void)
 	gdr_fork_hold_off();
 }
 
-void gdr_backend_map_end(const struct gdr *g, void *va, size_t len)
+bool gdr_backend_map_end(const struct gdr *g, void *va, size_t len)
 {
 	/*
 	 * A Vulkan driver's pointer need only be minMemoryMapAlignment-aligned (64 bytes): the
@@ -119,12 +119,16 @@ void gdr_backend_map_end(const struct gdr *g, void *va, size_t len)
 	 */
 	uint64_t start = align_down((uintptr_t)va, g->host_page_size);
 	uint64_t end = align_up((uintptr_t)va + len, g->host_page_size);
-	int err = va && madvise((void *)(uintptr_t)start, end - start, MADV_DONTFORK) ? errno : 0;
+	/* msync fails (ENOMEM) on a range with a hole: a driver's pointer is not taken on trust. */
+	bool mapped = va && end > start && !msync((void *)(uintptr_t)start, end - start, MS_ASYNC);
+	int err = mapped && madvise((void *)(uintptr_t)start, end - start, MADV_DONTFORK) ? errno :
+		  0;
 
 	gdr_fork_allow();
 	if (err)
 		gdr_warn("madvise(MADV_DONTFORK) of the mapping at %p failed (%s): fork children "
 			 "will inherit it", va, strerror(err));
+	return mapped;
 }
 
 void gdr_backend_export_begin(void)
@@ -142,17 +146,24 @@ int gdr_backend_export_take(bool exported, int fd, struct gdr_fork_fd **hold, co
 
 	/* fork() waits from the export until here: nothing else before this but the registration. */
 	err = got && fcntl(fd, F_SETFD, FD_CLOEXEC) ? errno : 0;
+	/*
+	 * A number that names no open file (F_GETFD agrees) is no descriptor either, and is not
+	 * ours to close.
+	 */
+	if (err == EBADF && fcntl(fd, F_GETFD) == -1)
+		got = false;
 	if (hold)
 		*hold = got ? gdr_fork_fd_hold(fd) : NULL;
 	gdr_fork_allow();
 	if (!exported)
 		return 0;
-	if (fd < 0) {
+	if (!got) {
 		va_start(ap, what);
 		vsnprintf(call, sizeof(call), what, ap);
 		va_end(ap);
-		gdr_err("%s succeeded but gave no file descriptor (%d): the CUDA driver is not "
-			"answering sanely; reinstall or update the NVIDIA driver", call, fd);
+		gdr_err("%s succeeded but gave no file descriptor (%d%s): the CUDA driver is not "
+			"answering sanely; reinstall or update the NVIDIA driver", call, fd,
+			fd >= 0 ? ", which is not open" : "");
 		return EIO;
 	}
 	if (err)

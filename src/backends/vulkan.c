@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -73,19 +72,25 @@ static int vulkan_close(struct gdr *g)
  * After a failed import: is fd still the open file we handed in (a dup of which is ref)? The
  * spec leaves the fd with the caller on failure, but Mesa closes it anyway, and its number may
  * already name another thread's file; close only what is provably ours.
+ *
+ * Only kcmp proves it. Without kcmp (an old kernel, or a seccomp filter such as Docker's
+ * default) nothing tells one open of a file from another: the inode is the same for every open
+ * of /dev/nvidiactl, which NVIDIA's exports are. The fd is then left open: one descriptor
+ * leaked, rather than another's closed.
  */
 static bool fd_still_ours(int fd, int ref)
 {
-	struct stat a, b;
 	long same = syscall(SYS_kcmp, (long)getpid(), (long)getpid(), KCMP_FILE, (long)fd,
 			    (long)ref);
+	int err = errno;
 
 	if (same == 0)
 		return true;
-	if (same > 0 || (errno != ENOSYS && errno != EPERM))
-		return false;
-	/* No kcmp: the same inode will do. */
-	return !fstat(fd, &a) && !fstat(ref, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	if (same < 0 && (err == ENOSYS || err == EPERM))
+		gdr_warn("vulkan: descriptor %d, given to the failed import, is left open: the "
+			 "driver may have closed it and another file have its number, and without "
+			 "kcmp (%s) nothing tells", fd, strerror(err));
+	return false;
 }
 
 static int vk_errno(VkResult r)
@@ -119,10 +124,13 @@ static int create_dedicated_buffer(struct vk_gpu *gpu, VkDeviceSize size, VkBuff
 	VkMemoryRequirements req = { 0 };
 	VkResult r = gpu->vkCreateBuffer(gpu->device, &info, NULL, buffer);
 
-	if (r != VK_SUCCESS) {
-		gdr_err("vulkan: vkCreateBuffer(%llu bytes) for a dedicated import failed (%s)",
-			(unsigned long long)size, gdr_vk_result_name(r));
-		return vk_errno(r);
+	if (!gdr_vk_made(r, "vkCreateBuffer") || !*buffer) {
+		gdr_err("vulkan: vkCreateBuffer(%llu bytes) for a dedicated import failed (%s%s)",
+			(unsigned long long)size, gdr_vk_result_name(r),
+			r >= 0 ? ", but no buffer: the Vulkan driver is not answering sanely; update "
+			"the NVIDIA driver, or use another backend (GDRCOPY_BACKEND=gdrdrv)" : "");
+		*buffer = VK_NULL_HANDLE;
+		return r >= 0 ? EIO : vk_errno(r);
 	}
 	gpu->vkGetBufferMemoryRequirements(gpu->device, *buffer, &req);
 	if (!(req.memoryTypeBits & (1u << gpu->memory_type))) {
@@ -171,7 +179,17 @@ static int import_fd(struct vk_gpu *gpu, int fd, struct vk_pin *pin)
 		import.pNext = &dedicated;
 	}
 	r = gpu->vkAllocateMemory(gpu->device, &info, NULL, &pin->memory);
-	if (r != VK_SUCCESS) {
+	if (gdr_vk_made(r, "vkAllocateMemory") && !pin->memory) {
+		/* Made, the descriptor taken over, and no handle to free the memory by. */
+		gdr_err("vulkan: vkAllocateMemory importing the CUDA allocation's fd returned %s "
+			"but no memory: the Vulkan driver is not answering sanely; update the NVIDIA "
+			"driver, or use another backend (GDRCOPY_BACKEND=gdrdrv)",
+			gdr_vk_result_name(r));
+		ret = EIO;
+		fd = -1;
+		goto err_destroy_buffer;
+	}
+	if (r < 0) {
 		gdr_err("vulkan: vkAllocateMemory importing the CUDA allocation's fd (%llu bytes) "
 			"failed (%s)%s", (unsigned long long)pin->alloc_size, gdr_vk_result_name(r),
 			r == VK_ERROR_INVALID_EXTERNAL_HANDLE ? ": the Vulkan driver cannot import "
@@ -184,11 +202,12 @@ static int import_fd(struct vk_gpu *gpu, int fd, struct vk_pin *pin)
 	return 0;
 
 err_buffer:
+	if (!fd_still_ours(fd, ref))
+		fd = -1;
+err_destroy_buffer:
 	if (pin->buffer)
 		gpu->vkDestroyBuffer(gpu->device, pin->buffer, NULL);
 	pin->buffer = VK_NULL_HANDLE;
-	if (!fd_still_ours(fd, ref))
-		fd = -1;
 err_close:
 	if (fd >= 0)
 		close(fd);
@@ -475,6 +494,8 @@ static int vulkan_unpin(struct gdr *g, struct gdr_memh *mh)
 	if (gdr_cuda_ctx_enter(s->cuda, pin->ordinal, &scope) != CUDA_SUCCESS)
 		scope.retained = false;
 	res = s->cuda->cuMemRelease(pin->handle);
+	/* As a pin: a pin made with a context current kept none, and unpins would make it each. */
+	gdr_cuda_ctx_hold(s->cuda, &scope, pin->ordinal, &g->cuda_held);
 	gdr_cuda_ctx_leave(s->cuda, &scope);
 	if (res != CUDA_SUCCESS)
 		gdr_warn("vulkan: unpin 0x%lx: cuMemRelease failed (%s); the allocation may leak",
@@ -492,6 +513,7 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 	struct vk_gpu *gpu = &s->gpus[pin->ordinal];
 	VkDeviceSize len = gdr_backend_map_length(g, size);
 	void *p = NULL;
+	bool mapped;
 	VkResult r;
 
 	if (flags != GDR_MAP_FLAG_DEFAULT && flags != GDR_MAP_FLAG_REQ_WC_MAPPING) {
@@ -503,8 +525,8 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 		len = pin->alloc_size - pin->offset;
 	gdr_backend_map_begin();
 	r = gpu->vkMapMemory(gpu->device, pin->memory, pin->offset, len, 0, &p);
-	gdr_backend_map_end(g, r == VK_SUCCESS ? p : NULL, len);
-	if (r != VK_SUCCESS) {
+	mapped = gdr_backend_map_end(g, r >= 0 ? p : NULL, len);
+	if (!gdr_vk_made(r, "vkMapMemory")) {
 		gdr_err("vulkan: vkMapMemory(%llu bytes at %llu) failed (%s)",
 			(unsigned long long)len, (unsigned long long)pin->offset,
 			gdr_vk_result_name(r));
@@ -516,6 +538,15 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 			"the Vulkan driver is not answering sanely; update the NVIDIA driver, or use "
 			"another backend (GDRCOPY_BACKEND=gdrdrv)",
 			(unsigned long long)len, (unsigned long long)pin->offset);
+		return EIO;
+	}
+	if (!mapped) {
+		gpu->vkUnmapMemory(gpu->device, pin->memory);
+		gdr_err("vulkan: vkMapMemory(%llu bytes at %llu) returned VK_SUCCESS and %p, where "
+			"this process has no mapping of that length: the Vulkan driver is not "
+			"answering sanely; update the NVIDIA driver, or use another backend "
+			"(GDRCOPY_BACKEND=gdrdrv)", (unsigned long long)len,
+			(unsigned long long)pin->offset, p);
 		return EIO;
 	}
 	*va = p;

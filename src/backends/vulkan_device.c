@@ -49,6 +49,14 @@ const char *gdr_vk_result_name(VkResult r)
 	}
 }
 
+bool gdr_vk_made(VkResult r, const char *call)
+{
+	if (r > 0)
+		gdr_warn("vulkan: %s returned %s, a success code the specification does not give "
+			 "it: taken as success", call, gdr_vk_result_name(r));
+	return r >= 0;
+}
+
 void gdr_vk_format_uuid(const unsigned char u[16], char buf[48])
 {
 	snprintf(buf, 48, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
@@ -84,10 +92,11 @@ static int load_instance(struct vk_state *s, void *lib, struct gdr_why *why)
 		return ENOSYS;
 	}
 	r = create(&info, NULL, &s->instance);
-	if (r != VK_SUCCESS) {
-		gdr_why_set(why, "vkCreateInstance failed (%s): no usable Vulkan driver; install the "
-			    "NVIDIA driver's Vulkan ICD (nvidia_icd.json, needs libglvnd) or point "
-			    "VK_DRIVER_FILES at it", gdr_vk_result_name(r));
+	if (!gdr_vk_made(r, "vkCreateInstance") || !s->instance) {
+		gdr_why_set(why, "vkCreateInstance failed (%s%s): no usable Vulkan driver; install "
+			    "the NVIDIA driver's Vulkan ICD (nvidia_icd.json, needs libglvnd) or "
+			    "point VK_DRIVER_FILES at it", gdr_vk_result_name(r),
+			    r >= 0 ? ", but no instance" : "");
 		s->instance = VK_NULL_HANDLE;
 		return ENODEV;
 	}
@@ -262,6 +271,9 @@ static void match_gpus(struct vk_state *s, VkPhysicalDevice *pds, uint32_t npd)
 				.pNext = &id,
 			};
 
+			/* A slot the driver counted and did not fill: nothing to ask about. */
+			if (!pds[i])
+				continue;
 			s->vkGetPhysicalDeviceProperties2(pds[i], &props);
 			if (memcmp(id.deviceUUID, gpu->uuid, 16))
 				continue;
@@ -501,11 +513,13 @@ static int vk_gpu_create(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
 		exts[next++] = VK_KHR_DEDICATED_ALLOCATION_EXTENSION_NAME;
 	info.enabledExtensionCount = next;
 	r = s->vkCreateDevice(gpu->physical, &info, NULL, &gpu->device);
-	if (r != VK_SUCCESS) {
+	if (!gdr_vk_made(r, "vkCreateDevice") || !gpu->device) {
 		gpu->device = VK_NULL_HANDLE;
-		gdr_err("vulkan: vkCreateDevice for CUDA device %d failed (%s)", ordinal,
-			gdr_vk_result_name(r));
-		return gdr_vk_out_of_memory(r) ? ENOMEM : ENODEV;
+		gdr_err("vulkan: vkCreateDevice for CUDA device %d failed (%s%s)", ordinal,
+			gdr_vk_result_name(r), r >= 0 ? ", but no device: the Vulkan driver is not "
+			"answering sanely; update the NVIDIA driver, or use another backend "
+			"(GDRCOPY_BACKEND=gdrdrv)" : "");
+		return r >= 0 ? EIO : gdr_vk_out_of_memory(r) ? ENOMEM : ENODEV;
 	}
 	VK_DEVICE_FN(s, gpu, vkDestroyDevice);
 	VK_DEVICE_FN(s, gpu, vkAllocateMemory);

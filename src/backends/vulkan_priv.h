@@ -86,6 +86,14 @@ int gdr_vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal);
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" and the like, for log lines. */
 const char *gdr_vk_result_name(VkResult r);
 
+/*
+ * Whether a call that makes something (vkCreate*, vkAllocateMemory, vkMapMemory) made it: every
+ * non-negative VkResult is a success code, so the object exists and is the caller's to keep or
+ * destroy. A positive one the specification does not give such a call is a driver's slip:
+ * logged, naming call, and taken as success. Logs nothing for a failure.
+ */
+bool gdr_vk_made(VkResult r, const char *call);
+
 /* The driver ran out of host or device memory: worth trying again, unlike its other failures. */
 static inline bool gdr_vk_out_of_memory(VkResult r)
 {

@@ -533,30 +533,74 @@ static bool no_kcmp(void)
 }
 
 /*
- * The import closes its fd and fails, and the number is another file's before the library
- * looks (GDRCOPY_TEST_VK_HOSTILE=import_reuse_fd): each pin fails with ENOTSUP and leaves that
- * file open, and only it; also where kcmp cannot tell (GDRCOPY_TEST_NO_KCMP=1: the inodes do).
+ * The import children's common part: kcmp refused where GDRCOPY_TEST_NO_KCMP asks, a gdr_t, and a
+ * pin tried twice, the first also creating the VkDevice, whose descriptors stay: *fds counts
+ * from after it, *log is the second's (echoed, for the parent's checks). NULL without a gdr_t.
  */
-static int child_import_fd_reused(void)
+static gdr_t import_twice(int *ret, int *fds, const char **log)
 {
 	CUdeviceptr ptr;
 	gdr_mh_t mh;
-	int fds, ret;
 	gdr_t g;
 
 	if (getenv("GDRCOPY_TEST_NO_KCMP"))
 		no_kcmp();
 	g = alloc_and_open(&ptr, false);
 	if (!g)
+		return NULL;
+	*ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
+	*fds = test_fd_count();
+	test_capture_begin();
+	if (*ret == ENOTSUP)
+		*ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
+	*log = test_capture_end();
+	fputs(*log, stdout);
+	return g;
+}
+
+/*
+ * The import closes its fd and fails, and the number is another file's before the library
+ * looks (GDRCOPY_TEST_VK_HOSTILE=import_reuse_fd): each pin fails with ENOTSUP and leaves that
+ * file open, and only it; also where kcmp cannot tell (GDRCOPY_TEST_NO_KCMP=1).
+ */
+static int child_import_fd_reused(void)
+{
+	const char *log;
+	int fds, ret;
+	gdr_t g = import_twice(&ret, &fds, &log);
+
+	if (!g)
 		return 1;
-	/* The first pin also creates the VkDevice, whose descriptors stay: count from after it. */
-	ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
-	fds = test_fd_count();
-	if (ret == ENOTSUP)
-		ret = gdr_pin_buffer_v2(g, ptr, 65536, 0, &mh);
 	if (ret != ENOTSUP || stand_ins() != 2 || test_fd_count() != fds + 1) {
 		printf("pin = %d (want ENOTSUP), %d stand-in files open (want 2), fds %d -> %d "
 		       "(want one more)\n", ret, stand_ins(), fds, test_fd_count());
+		return 1;
+	}
+	return gdr_close(g) ? 1 : 0;
+}
+
+/*
+ * The import closes its fd and fails, and the number is another open of the same file before
+ * the library looks (GDRCOPY_TEST_VK_HOSTILE=import_reopen_fd): each pin fails with ENOTSUP and
+ * leaves that open in place, one descriptor more, whether kcmp tells (it is not the library's)
+ * or not (GDRCOPY_TEST_NO_KCMP=1: nothing proves it the library's, so it stays, with a warning).
+ */
+static int child_import_fd_reopened(void)
+{
+	const char *log;
+	int fds, ret;
+	gdr_t g = import_twice(&ret, &fds, &log);
+
+	if (!g)
+		return 1;
+	if (ret != ENOTSUP || test_fd_count() != fds + 1) {
+		printf("pin = %d (want ENOTSUP), fds %d -> %d (want one more)\n", ret, fds,
+		       test_fd_count());
+		return 1;
+	}
+	if (!getenv("GDRCOPY_TEST_NO_KCMP") != !strstr(log, "nothing tells")) {
+		printf("the warning that the descriptor is left open %s\n",
+		       getenv("GDRCOPY_TEST_NO_KCMP") ? "is missing" : "came with kcmp");
 		return 1;
 	}
 	return gdr_close(g) ? 1 : 0;
@@ -623,13 +667,15 @@ static int child_map_kept_from_fork(void)
 }
 
 /*
- * vkMapMemory succeeds with no pointer (GDRCOPY_TEST_VK_HOSTILE=map_null): gdr_map refuses with
- * EIO and leaves nothing mapped, so a second try is refused the same way, not with EAGAIN, and
- * the driver's mapping is undone (the hostile loader counts none left).
+ * vkMapMemory succeeds with no pointer (GDRCOPY_TEST_VK_HOSTILE=map_null), or with one under
+ * which nothing is mapped (map_elsewhere): gdr_map refuses with EIO, does nothing to the pointer
+ * (no madvise, which would warn) and leaves nothing mapped, so a second try is refused the same
+ * way, not with EAGAIN, and the driver's mapping is undone (the hostile loader counts none left).
  */
-static int child_map_null(void)
+static int child_map_refused(void)
 {
 	void *va = (void *)0x1;
+	const char *log;
 	gdr_mh_t mh;
 	int ret;
 	gdr_t g;
@@ -640,11 +686,16 @@ static int child_map_null(void)
 	if (!g)
 		return 1;
 	for (int i = 0; i < 2; i++) {
+		test_capture_begin();
 		ret = gdr_map(g, mh, &va, 65536);
-		if (ret != EIO || va != (void *)0x1) {
-			printf("map %d = %d, va %p; want EIO and va untouched\n", i, ret, va);
+		log = test_capture_end();
+		if (ret != EIO || va != (void *)0x1 || strstr(log, "WARN")) {
+			printf("map %d = %d, va %p; want EIO, va untouched and no warning; log: %s\n",
+			       i, ret, va, log);
 			return 1;
 		}
+		/* The log is the parent's to check: echo it. */
+		fputs(log, stdout);
 	}
 	if (gdr_unpin_buffer(g, mh) || gdr_close(g))
 		return 1;
@@ -718,6 +769,7 @@ static const struct {
 	{ "open_fails", child_open_fails },
 	{ "open_fails_counted", child_open_fails_counted },
 	{ "import_fd_reused", child_import_fd_reused },
+	{ "import_fd_reopened", child_import_fd_reopened },
 	{ "map_fails", child_map_fails },
 	{ "open_vulkan", child_open_vulkan },
 	{ "open_after_fork", child_open_after_fork },
@@ -728,7 +780,7 @@ static const struct {
 	{ "fork_own_state", child_fork_own_state },
 	{ "import_refused", child_import_refused },
 	{ "map_kept_from_fork", child_map_kept_from_fork },
-	{ "map_null", child_map_null },
+	{ "map_refused", child_map_refused },
 	{ "sim_backing", child_sim_backing },
 };
 
@@ -1070,6 +1122,12 @@ static int case_hostile_vulkan_device_count(void)
 			      "open_fails", "no Vulkan device matches CUDA device 0");
 }
 
+/* A device slot the driver counted but left VK_NULL_HANDLE is passed over, not asked about. */
+static int case_hostile_vulkan_null_device_entry(void)
+{
+	return hostile_vulkan("null_device_entry", NULL, "pin_copy", NULL);
+}
+
 /* A pointer on no page boundary is the driver's right; the mapping stays out of fork children. */
 static int case_hostile_vulkan_map_unaligned(void)
 {
@@ -1078,7 +1136,32 @@ static int case_hostile_vulkan_map_unaligned(void)
 
 static int case_hostile_vulkan_map_null(void)
 {
-	return hostile_vulkan("map_null", NULL, "map_null", "returned VK_SUCCESS but no pointer");
+	return hostile_vulkan("map_null", NULL, "map_refused", "returned VK_SUCCESS but no pointer");
+}
+
+/*
+ * vkCreateDevice, vkAllocateMemory and vkMapMemory answer VK_INCOMPLETE, a success code none of
+ * them is given, having made what they make: taken as success, with a warning (failures, before,
+ * leaked a device per pin, an import per pin and a mapping).
+ */
+static int case_hostile_vulkan_positive_results(void)
+{
+	return hostile_vulkan("positive_results", NULL, "pin_copy",
+			      "vkAllocateMemory returned VK_INCOMPLETE, a success code the "
+			      "specification does not give it: taken as success");
+}
+
+/* vkAllocateMemory succeeds with no handle: the pin fails with EIO, saying why. */
+static int case_hostile_vulkan_null_memory(void)
+{
+	return hostile_vulkan("null_memory", "GDRCOPY_TEST_WANT_PIN=5", "pin_copy",
+			      "returned VK_SUCCESS but no memory");
+}
+
+static int case_hostile_vulkan_map_elsewhere(void)
+{
+	return hostile_vulkan("map_elsewhere", NULL, "map_refused",
+			      "where this process has no mapping of that length");
 }
 
 static int case_hostile_vulkan_map_fails(void)
@@ -1196,6 +1279,13 @@ static int case_hostile_vulkan_import_reuse_fd(void)
 			      "VK_ERROR_INVALID_EXTERNAL_HANDLE");
 }
 
+static int case_hostile_vulkan_import_reopen_fd(void)
+{
+	return hostile_vulkan("import_reopen_fd", NULL, "import_fd_reopened", NULL) ||
+	       hostile_vulkan("import_reopen_fd", "GDRCOPY_TEST_NO_KCMP=1", "import_fd_reopened",
+			      NULL);
+}
+
 /*
  * The same loader that gives the simulated CUDA driver no vkDestroyInstance: the simulator, which
  * tests for it, goes without Vulkan (its memory on memfds) instead of calling the NULL.
@@ -1215,6 +1305,10 @@ static const struct test_case cases[] = {
 	{ "hostile_vulkan_device_count", case_hostile_vulkan_device_count },
 	{ "hostile_vulkan_map_unaligned", case_hostile_vulkan_map_unaligned },
 	{ "hostile_vulkan_map_null", case_hostile_vulkan_map_null },
+	{ "hostile_vulkan_map_elsewhere", case_hostile_vulkan_map_elsewhere },
+	{ "hostile_vulkan_null_device_entry", case_hostile_vulkan_null_device_entry },
+	{ "hostile_vulkan_positive_results", case_hostile_vulkan_positive_results },
+	{ "hostile_vulkan_null_memory", case_hostile_vulkan_null_memory },
 	{ "hostile_vulkan_map_fails", case_hostile_vulkan_map_fails },
 	{ "hostile_vulkan_memory_types", case_hostile_vulkan_memory_types },
 	{ "hostile_vulkan_heap_past_count", case_hostile_vulkan_heap_past_count },
@@ -1228,6 +1322,7 @@ static const struct test_case cases[] = {
 	{ "hostile_vulkan_uuid_last_byte", case_hostile_vulkan_uuid_last_byte },
 	{ "hostile_vulkan_hidden", case_hostile_vulkan_hidden },
 	{ "hostile_vulkan_import_reuse_fd", case_hostile_vulkan_import_reuse_fd },
+	{ "hostile_vulkan_import_reopen_fd", case_hostile_vulkan_import_reopen_fd },
 	{ "hostile_vulkan_sim_no_destroy", case_hostile_vulkan_sim_no_destroy },
 	{ "no_libcuda", case_no_libcuda },
 	{ "default_picks_vulkan", case_default_picks_vulkan },

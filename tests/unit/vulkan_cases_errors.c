@@ -113,33 +113,52 @@ static int export_no_fd(int fd)
 	return -1;
 }
 
+/* A broken driver's export: it succeeds and gives a number that names no open file. */
+static int export_closed_fd(int fd)
+{
+	close(fd);
+	return fd;
+}
+
 /*
- * An export that succeeds with no descriptor is the driver's fault (EIO, as a nonsensical
- * range), not memory the backend cannot pin: refused, saying so, with the handle untouched
- * and the reference on the allocation given back.
+ * An export that succeeds with no descriptor (-1, or a number that is not open) is the driver's
+ * fault (EIO, as a nonsensical range), not memory the backend cannot pin, nor a lack of
+ * descriptors: refused, saying so, with the handle untouched and the reference on the
+ * allocation given back.
  */
 int vulkan_case_no_fd(void)
 {
+	static const struct {
+		int (*hook)(int fd);
+		const char *says;
+	} exports[] = {
+		{ export_no_fd, "gave no file descriptor (-1)" },
+		{ export_closed_fd, ", which is not open)" },
+	};
 	struct test_vmm vmm;
 	struct leak_mark lm;
-	gdr_mh_t mh = { 0x77 };
 	const char *log;
-	char want[128];
+	char want[160];
 	int ret;
 
 	leak_mark_take(&lm);
 	CHECK_EQ(test_vmm_alloc(&vmm, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
 		 CUDA_SUCCESS);
-	snprintf(want, sizeof(want), "vulkan: pin 0x%llx: cuMemExportToShareableHandle succeeded "
-		 "but gave no file descriptor (-1)", (unsigned long long)vmm.ptr);
-	simcuda_set_export_hook(export_no_fd);
-	test_capture_begin();
-	ret = gdr_pin_buffer_v2(vk_gdr, vmm.ptr, 65536, 0, &mh);
-	log = test_capture_end();
-	simcuda_set_export_hook(NULL);
-	EXPECT_ERR(ret, EIO);
-	EXPECT(strstr(log, want) != NULL, "the log lacks \"%s\": %s", want, log);
-	EXPECT(mh.h == 0x77, "the handle was changed to 0x%lx", mh.h);
+	for (size_t i = 0; i < sizeof(exports) / sizeof(exports[0]); i++) {
+		gdr_mh_t mh = { 0x77 };
+
+		snprintf(want, sizeof(want), "vulkan: pin 0x%llx: cuMemExportToShareableHandle "
+			 "succeeded but gave no file descriptor (", (unsigned long long)vmm.ptr);
+		simcuda_set_export_hook(exports[i].hook);
+		test_capture_begin();
+		ret = gdr_pin_buffer_v2(vk_gdr, vmm.ptr, 65536, 0, &mh);
+		log = test_capture_end();
+		simcuda_set_export_hook(NULL);
+		EXPECT_ERR(ret, EIO);
+		EXPECT(strstr(log, want) && strstr(log, exports[i].says),
+		       "the log lacks \"%s...%s\": %s", want, exports[i].says, log);
+		EXPECT(mh.h == 0x77, "the handle was changed to 0x%lx", mh.h);
+	}
 	test_vmm_free(&vmm);
 	return check_no_leak(&lm);
 }

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cuda_vmm.h"
 #include "fork_check.h"
@@ -65,44 +67,137 @@ static void *no_context_thread(void *arg)
 	return (void *)(intptr_t)ret;
 }
 
+/* Unpin from a thread with no CUDA context; that thread is left with none. */
+static void *unpin_thread(void *arg)
+{
+	gdr_mh_t *mh = arg;
+	CUcontext ctx = (CUcontext)1;
+	int ret = gdr_unpin_buffer(vk_gdr, *mh);
+
+	if (!ret && (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx != NULL))
+		ret = -1;
+	return (void *)(intptr_t)ret;
+}
+
+/* Run fn(arg) on a new thread (which has no CUDA context): its result, or -2. */
+static int on_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	void *ret;
+
+	if (pthread_create(&t, NULL, fn, arg) || pthread_join(t, &ret))
+		return -2;
+	return (int)(intptr_t)ret;
+}
+
+/*
+ * Release every reference to device 0's primary context, as where no other code of the process
+ * uses it: the next reference makes the context again (the simulator keeps allocations
+ * meanwhile). How many there were, for primary_refs_restore.
+ */
+static int primary_refs_drop(void)
+{
+	int n = 0;
+
+	while (cuDevicePrimaryCtxRelease(0) == CUDA_SUCCESS)
+		n++;
+	return n;
+}
+
+static void primary_refs_restore(int n)
+{
+	CUcontext ctx;
+
+	while (n-- > 0)
+		cuDevicePrimaryCtxRetain(&ctx, 0);
+}
+
+/*
+ * A fork child closes a gdr_t that holds the primary context: the reference is the parent's, and
+ * the child's close releases none. 0, or what went wrong.
+ */
+static int child_close_keeps_refs(void)
+{
+	struct simcuda_counters a, b;
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		simcuda_get_counters(&a);
+		gdr_close(vk_gdr);
+		simcuda_get_counters(&b);
+		_exit(a.primary_ctx_refs == b.primary_ctx_refs ? 0 : 1);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
 /*
  * Threads with no context: each is left with none, and the gdr_t keeps a reference to the
  * device's primary context until gdr_close, so that it is not made again for every pin and unpin
- * (NVIDIA's driver takes 0.1-0.2 s to): three rounds from three threads make it once, on a
- * gdr_t of the case's own. A thread with a context of its own keeps it, and adds no reference.
+ * (NVIDIA's driver takes 0.1-0.2 s to). With nothing else holding it, three rounds of pin, map
+ * and unpin from three threads make it once; so do two pins made with a context current and
+ * unpinned from threads with none. A fork child's gdr_close releases no reference of the
+ * parent's. A thread with a context of its own keeps it, and adds no reference.
  */
 int vulkan_case_context_restored(void)
 {
-	struct simcuda_counters c0, c1, c2;
+	struct simcuda_counters c0, c1, c2, c3, c4, c5, c6;
+	int held, rounds = 0, unpins = 0, child = -1, closed = -1, closed2 = -1;
 	struct test_vmm m;
 	CUcontext before, after;
 	gdr_t shared = vk_gdr;
-	pthread_t t;
-	void *ret;
 	gdr_mh_t mh;
 
 	CHECK_EQ(test_vmm_alloc(&m, 2 * MiB, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), CUDA_SUCCESS);
+	held = primary_refs_drop();
 	simcuda_get_counters(&c0);
 	vk_gdr = gdr_open();
-	CHECK(vk_gdr != NULL);
-	for (int i = 0; i < 3; i++) {
-		CHECK_EQ(pthread_create(&t, NULL, no_context_thread, &m), 0);
-		CHECK_EQ(pthread_join(t, &ret), 0);
-		CHECK_EQ((intptr_t)ret, 0);
+	if (vk_gdr) {
+		while (rounds < 3 && on_thread(no_context_thread, &m) == 0)
+			rounds++;
+		simcuda_get_counters(&c1);
+		child = child_close_keeps_refs();
+		closed = gdr_close(vk_gdr);
 	}
-	simcuda_get_counters(&c1);
-	CHECK_EQ(gdr_close(vk_gdr), 0);
-	vk_gdr = shared;
 	simcuda_get_counters(&c2);
-	CHECK_EQ(c1.primary_ctx_refs, c0.primary_ctx_refs + 1);
-	CHECK_EQ(c1.primary_ctx_creations - c0.primary_ctx_creations, c0.primary_ctx_refs ? 0 : 1);
-	CHECK_EQ(c2.primary_ctx_refs, c0.primary_ctx_refs);
+	vk_gdr = gdr_open();
+	if (vk_gdr) {
+		while (unpins < 2 && gdr_pin_buffer_v2(vk_gdr, m.ptr, 65536, 0, &mh) == 0 &&
+		       on_thread(unpin_thread, &mh) == 0)
+			unpins++;
+		simcuda_get_counters(&c3);
+		closed2 = gdr_close(vk_gdr);
+	}
+	simcuda_get_counters(&c4);
+	vk_gdr = shared;
+	primary_refs_restore(held);
+
+	CHECK_EQ(rounds, 3);
+	CHECK_EQ(closed, 0);
+	CHECK_EQ(c0.primary_ctx_refs, 0);
+	CHECK_EQ(c1.primary_ctx_refs, 1);
+	CHECK_EQ(c1.primary_ctx_creations - c0.primary_ctx_creations, 1);
+	CHECK_EQ(child, 0);
+	CHECK_EQ(c2.primary_ctx_refs, 0);
+	CHECK_EQ(unpins, 2);
+	CHECK_EQ(closed2, 0);
+	CHECK_EQ(c3.primary_ctx_refs, 1);
+	CHECK_EQ(c3.primary_ctx_creations - c2.primary_ctx_creations, 1);
+	CHECK_EQ(c4.primary_ctx_refs, 0);
+
 	CHECK_EQ(cuCtxGetCurrent(&before), CUDA_SUCCESS);
 	CHECK(before != NULL);
+	simcuda_get_counters(&c5);
 	CHECK_EQ(gdr_pin_buffer_v2(vk_gdr, m.ptr, 65536, 0, &mh), 0);
 	CHECK_EQ(gdr_unpin_buffer(vk_gdr, mh), 0);
+	simcuda_get_counters(&c6);
 	CHECK_EQ(cuCtxGetCurrent(&after), CUDA_SUCCESS);
 	CHECK(after == before);
+	CHECK_EQ(c6.primary_ctx_refs, c5.primary_ctx_refs);
 	test_vmm_free(&m);
 	return 0;
 }

@@ -48,6 +48,7 @@
  */
 #define VK_NO_PROTOTYPES
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +73,7 @@ static PFN_vkAllocateMemory real_allocate_memory;
 static PFN_vkGetBufferMemoryRequirements real_buffer_requirements;
 static PFN_vkGetPhysicalDeviceExternalBufferProperties real_external_buffer_properties;
 static PFN_vkGetPhysicalDeviceProperties2 real_properties2;
+static PFN_vkCreateDevice real_create_device;
 
 /* Whether GDRCOPY_TEST_VK_HOSTILE, a comma-separated list, names mode. */
 static bool hostile(const char *mode)
@@ -212,6 +214,23 @@ static VkResult VKAPI_CALL physical_devices(VkInstance instance, uint32_t *n,
 		*n = 0;
 		return VK_SUCCESS;
 	}
+	/* null_device_entry: one more device counted, its slot (the first) left VK_NULL_HANDLE. */
+	if (hostile("null_device_entry")) {
+		uint32_t cap = *n;
+
+		if (!pds) {
+			r = real_physical_devices(instance, n, NULL);
+			*n += 1;
+			return r;
+		}
+		if (cap == 0)
+			return VK_INCOMPLETE;
+		*n = cap - 1;
+		r = real_physical_devices(instance, n, pds + 1);
+		pds[0] = VK_NULL_HANDLE;
+		*n += 1;
+		return r;
+	}
 	r = real_physical_devices(instance, n, pds);
 	if (pds && r >= 0 && hostile("device_count"))
 		*n += OVERCOUNT;
@@ -233,6 +252,11 @@ static VkResult VKAPI_CALL map_memory(VkDevice device, VkDeviceMemory memory, Vk
 		*data = (char *)*data + 64;
 	if (r == VK_SUCCESS && hostile("map_null"))
 		*data = NULL;
+	/* map_elsewhere: success, and a pointer to the page at 4096, where nothing is mapped. */
+	if (r == VK_SUCCESS && hostile("map_elsewhere"))
+		*data = (void *)(uintptr_t)4096;
+	if (r == VK_SUCCESS && hostile("positive_results"))
+		r = VK_INCOMPLETE;
 	return r;
 }
 
@@ -276,13 +300,39 @@ static VkResult reuse_fd(const VkMemoryAllocateInfo *info)
 	return VK_ERROR_INVALID_EXTERNAL_HANDLE;
 }
 
+/*
+ * import_reopen_fd: the import's fd closed, and its number another open of the same file (as any
+ * open of /dev/nvidiactl is, where NVIDIA's exports live); the import refused.
+ */
+static VkResult reopen_fd(const VkMemoryAllocateInfo *info)
+{
+	const VkImportMemoryFdInfoKHR *import = (const VkImportMemoryFdInfoKHR *)
+		find_in_chain(info->pNext, VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR);
+	char path[64];
+	int other;
+
+	if (!import)
+		return VK_ERROR_INVALID_EXTERNAL_HANDLE;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", import->fd);
+	other = open(path, O_RDWR | O_CLOEXEC);
+	close(import->fd);
+	if (other >= 0 && other != import->fd) {
+		dup2(other, import->fd);
+		close(other);
+	}
+	return VK_ERROR_INVALID_EXTERNAL_HANDLE;
+}
+
 static VkResult VKAPI_CALL allocate_memory(VkDevice device, const VkMemoryAllocateInfo *info,
 					   const VkAllocationCallbacks *alloc, VkDeviceMemory *out)
 {
 	VkMemoryAllocateInfo real = *info;
+	VkResult r;
 
 	if (hostile("import_reuse_fd"))
 		return reuse_fd(info);
+	if (hostile("import_reopen_fd"))
+		return reopen_fd(info);
 	if (hostile("dedicated_only")) {
 		const VkMemoryDedicatedAllocateInfo *d = (const VkMemoryDedicatedAllocateInfo *)
 			find_in_chain(info->pNext,
@@ -296,7 +346,28 @@ static VkResult VKAPI_CALL allocate_memory(VkDevice device, const VkMemoryAlloca
 			return VK_ERROR_INVALID_EXTERNAL_HANDLE;
 		real.memoryTypeIndex = real_type;
 	}
-	return real_allocate_memory(device, &real, alloc, out);
+	r = real_allocate_memory(device, &real, alloc, out);
+	/* positive_results: made, and a success code vkAllocateMemory is not given. */
+	if (r == VK_SUCCESS && hostile("positive_results"))
+		r = VK_INCOMPLETE;
+	/* null_memory: the import made (the fd taken over) and freed again, no handle given. */
+	if (r == VK_SUCCESS && hostile("null_memory")) {
+		PFN_vkFreeMemory free_memory =
+			(PFN_vkFreeMemory)real_device_proc_addr(device, "vkFreeMemory");
+
+		free_memory(device, *out, alloc);
+		*out = VK_NULL_HANDLE;
+	}
+	return r;
+}
+
+/* positive_results: the device made, and a success code vkCreateDevice is not given. */
+static VkResult VKAPI_CALL create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
+					 const VkAllocationCallbacks *alloc, VkDevice *out)
+{
+	VkResult r = real_create_device(pd, info, alloc, out);
+
+	return r == VK_SUCCESS ? VK_INCOMPLETE : r;
 }
 
 static void VKAPI_CALL buffer_requirements(VkDevice device, VkBuffer buffer,
@@ -357,20 +428,29 @@ static PFN_vkVoidFunction hostile_wrap(const char *name, PFN_vkVoidFunction next
 		return (PFN_vkVoidFunction)device_extensions;
 	}
 	if (!strcmp(name, "vkEnumeratePhysicalDevices") &&
-	    (hostile("device_count") || hostile("incomplete") || hostile("no_devices"))) {
+	    (hostile("device_count") || hostile("incomplete") || hostile("no_devices") ||
+	     hostile("null_device_entry"))) {
 		real_physical_devices = (PFN_vkEnumeratePhysicalDevices)next;
 		return (PFN_vkVoidFunction)physical_devices;
 	}
-	if (!strcmp(name, "vkMapMemory") && (hostile("map_unaligned") || hostile("map_null"))) {
+	if (!strcmp(name, "vkMapMemory") &&
+	    (hostile("map_unaligned") || hostile("map_null") || hostile("map_elsewhere") ||
+	     hostile("positive_results"))) {
 		real_map_memory = (PFN_vkMapMemory)next;
 		return (PFN_vkVoidFunction)map_memory;
 	}
 	if (!strcmp(name, "vkMapMemory") && hostile("map_fails"))
 		return (PFN_vkVoidFunction)map_fails;
-	if (!strcmp(name, "vkAllocateMemory") && (hostile("import_reuse_fd") ||
-	    hostile("dedicated_only") || hostile("memory_types"))) {
+	if (!strcmp(name, "vkAllocateMemory") &&
+	    (hostile("import_reuse_fd") || hostile("import_reopen_fd") ||
+	     hostile("dedicated_only") || hostile("memory_types") ||
+	     hostile("positive_results") || hostile("null_memory"))) {
 		real_allocate_memory = (PFN_vkAllocateMemory)next;
 		return (PFN_vkVoidFunction)allocate_memory;
+	}
+	if (!strcmp(name, "vkCreateDevice") && hostile("positive_results")) {
+		real_create_device = (PFN_vkCreateDevice)next;
+		return (PFN_vkVoidFunction)create_device;
 	}
 	if (!strcmp(name, "vkGetBufferMemoryRequirements") && hostile("buffer_types")) {
 		real_buffer_requirements = (PFN_vkGetBufferMemoryRequirements)next;
