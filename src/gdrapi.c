@@ -82,6 +82,14 @@ static void memh_restore(struct gdr_memh *mh, gdr_mapping_type_t type)
 	gdr_handle_publish_mapping(mh);
 }
 
+/* mh has no mapping any more (its type is already NONE). Caller holds g->lock. */
+static void memh_unmapped(struct gdr_memh *mh)
+{
+	mh->map_va = NULL;
+	mh->map_size = 0;
+	mh->map_asked = 0;
+}
+
 /* Undo a mapping; on failure the buffer stays mapped. Caller holds g->lock. */
 static int memh_unmap(struct gdr *g, struct gdr_memh *mh)
 {
@@ -92,9 +100,7 @@ static int memh_unmap(struct gdr *g, struct gdr_memh *mh)
 		memh_restore(mh, type);
 		return ret;
 	}
-	mh->map_va = NULL;
-	mh->map_size = 0;
-	mh->map_asked = 0;
+	memh_unmapped(mh);
 	return 0;
 }
 
@@ -109,7 +115,7 @@ static void memh_free(struct gdr *g, struct gdr_memh *mh)
 /*
  * Unpin and unmap, if mapped (the backend does both: gdrdrv's driver may refuse the unpin, after
  * which the mapping must still be there), and free mh. On failure mh stays pinned, and mapped if
- * it was. Caller holds g->lock.
+ * it was, unless the backend had to unmap first (it then clears map_va). Caller holds g->lock.
  */
 static int memh_release(struct gdr *g, struct gdr_memh *mh)
 {
@@ -120,8 +126,10 @@ static int memh_release(struct gdr *g, struct gdr_memh *mh)
 		type = memh_withdraw(mh);
 	ret = g->ops.unpin(g, mh);
 	if (ret) {
-		if (type != GDR_MAPPING_TYPE_NONE)
+		if (type != GDR_MAPPING_TYPE_NONE && mh->map_va)
 			memh_restore(mh, type);
+		else if (type != GDR_MAPPING_TYPE_NONE)
+			memh_unmapped(mh);
 		return ret;
 	}
 	memh_free(g, mh);
@@ -386,9 +394,7 @@ static int refuse_mapping(struct gdr *g, struct gdr_memh *mh, gdr_mapping_type_t
 	if (ret)
 		gdr_err("gdr_map: undoing that mapping failed (%s): %p/%zu stays mapped until the "
 			"process exits", strerror(ret), mh->map_va, mh->map_size);
-	mh->map_va = NULL;
-	mh->map_size = 0;
-	mh->map_asked = 0;
+	memh_unmapped(mh);
 	return EPROTO;
 }
 

@@ -52,15 +52,38 @@ static uint64_t handle_of(struct gdr_memh *mh)
 	return ((struct gdrdrv_pin *)mh->backend_priv)->handle;
 }
 
-/* ioctl, retried on EINTR; 0 or a positive errno. */
+#define GDRDRV_EINTR_TRIES 1000
+
+/*
+ * ioctl, retried on EINTR (up to GDRDRV_EINTR_TRIES times in a row); 0 or a positive errno.
+ * Every gdrdrv answers 0 or -1: anything else is EPROTO, whatever it wrote (GDRCopy's library
+ * takes it as a failure too).
+ */
 static int gdrdrv_ioctl(struct gdrdrv_state *st, unsigned long cmd, void *arg)
 {
-	int ret;
+	/* A driver that answers EINTR for ever would hold the caller, and g->lock, for ever. */
+	int tries = GDRDRV_EINTR_TRIES;
+	int ret, err;
 
 	do
 		ret = ioctl(st->fd, cmd, arg);
-	while (ret == -1 && errno == EINTR);
-	return ret == -1 ? errno : 0;
+	while (ret == -1 && errno == EINTR && --tries);
+	if (ret == -1) {
+		err = errno;
+		if (err == EINTR)
+			gdr_err("gdrdrv: ioctl 0x%lx on %s was interrupted %d times in a row; "
+				"giving up: the driver is not answering sanely, try again or reload "
+				"it", cmd, st->path, GDRDRV_EINTR_TRIES);
+		return err;
+	}
+	if (ret) {
+		gdr_err("gdrdrv: ioctl 0x%lx on %s returned %d, where a gdrdrv returns 0 or -1: the "
+			"driver behind it is not one this library knows; check which module owns %s, "
+			"or use another backend (GDRCOPY_BACKEND=vulkan)", cmd, st->path, ret,
+			st->path);
+		return EPROTO;
+	}
+	return 0;
 }
 
 static int gdrdrv_probe(struct gdr_why *why)
@@ -190,12 +213,37 @@ static int gdrdrv_info_of(struct gdrdrv_state *st, uint64_t handle, gdr_info_v2_
 	return 0;
 }
 
+static int gdrdrv_unpin_ioctl(struct gdrdrv_state *st, uint64_t handle)
+{
+	struct gdrdrv_unpin_buffer_params p = { .handle = handle };
+	int ret = gdrdrv_ioctl(st, GDRDRV_IOC_UNPIN_BUFFER, &p);
+
+	if (ret)
+		gdr_err("gdrdrv UNPIN_BUFFER of handle 0x%llx failed: %s",
+			(unsigned long long)handle, strerror(ret));
+	return ret;
+}
+
+/* A pin ioctl's handle field before the call: no gdrdrv gives it out. */
+#define GDRDRV_NO_HANDLE UINT64_MAX
+
+/*
+ * A pin that answered EPROTO (neither 0 nor -1) may have pinned all the same: a handle it wrote
+ * is given back, so that the driver keeps nothing the library does not know of.
+ */
+static void gdrdrv_unpin_stray(struct gdrdrv_state *st, int ret, uint64_t handle)
+{
+	if (ret == EPROTO && handle != GDRDRV_NO_HANDLE)
+		gdrdrv_unpin_ioctl(st, handle);
+}
+
 static int gdrdrv_pin_v2_ioctl(struct gdrdrv_state *st, const struct gdr_pin_request *req,
 			       uint64_t *handle)
 {
 	struct gdrdrv_pin_buffer_v2_params p = {
 		.addr = req->addr,
 		.size = req->size,
+		.handle = GDRDRV_NO_HANDLE,
 		.flags = req->flags & GDR_PIN_FLAG_FORCE_PCIE ? GDRDRV_PIN_BUFFER_FLAG_FORCE_PCIE :
 			 GDRDRV_PIN_BUFFER_FLAG_DEFAULT,
 	};
@@ -204,6 +252,7 @@ static int gdrdrv_pin_v2_ioctl(struct gdrdrv_state *st, const struct gdr_pin_req
 	if (ret) {
 		gdr_err("gdrdrv PIN_BUFFER_V2 of 0x%lx+%zu failed: %s", req->addr, req->size,
 			strerror(ret));
+		gdrdrv_unpin_stray(st, ret, p.handle);
 		return ret;
 	}
 	*handle = p.handle;
@@ -218,6 +267,7 @@ static int gdrdrv_pin_v1_ioctl(struct gdrdrv_state *st, const struct gdr_pin_req
 		.size = req->size,
 		.p2p_token = req->p2p_token,
 		.va_space = req->va_space,
+		.handle = GDRDRV_NO_HANDLE,
 	};
 	int ret = gdrdrv_ioctl(st, GDRDRV_IOC_PIN_BUFFER, &p);
 
@@ -225,6 +275,7 @@ static int gdrdrv_pin_v1_ioctl(struct gdrdrv_state *st, const struct gdr_pin_req
 		gdr_err("gdrdrv PIN_BUFFER of 0x%lx+%zu failed: %s%s", req->addr, req->size,
 			strerror(ret), ret == EINVAL && (req->p2p_token || req->va_space) ?
 			" (a driver in persistent mode takes no p2p tokens)" : "");
+		gdrdrv_unpin_stray(st, ret, p.handle);
 		return ret;
 	}
 	*handle = p.handle;
@@ -251,17 +302,6 @@ static int gdrdrv_pin_ioctl(struct gdrdrv_state *st, const struct gdr_pin_reques
 	return gdrdrv_pin_v1_ioctl(st, req, handle);
 }
 
-static int gdrdrv_unpin_ioctl(struct gdrdrv_state *st, uint64_t handle)
-{
-	struct gdrdrv_unpin_buffer_params p = { .handle = handle };
-	int ret = gdrdrv_ioctl(st, GDRDRV_IOC_UNPIN_BUFFER, &p);
-
-	if (ret)
-		gdr_err("gdrdrv UNPIN_BUFFER of handle 0x%llx failed: %s",
-			(unsigned long long)handle, strerror(ret));
-	return ret;
-}
-
 static int gdrdrv_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_request *req)
 {
 	struct gdrdrv_state *st = state_of(g);
@@ -282,6 +322,18 @@ static int gdrdrv_pin(struct gdr *g, struct gdr_memh *mh, const struct gdr_pin_r
 		gdr_err("gdrdrv GET_INFO after pinning 0x%lx failed: %s", req->addr, strerror(ret));
 		goto err_unpin;
 	}
+	/* Maps and copies work from va and mapped_size: they must hold the pin, from a GPU page. */
+	if (!info.mapped_size || (info.va & (GPU_PAGE_SIZE - 1)) ||
+	    !gdr_backend_range_holds(info.va, info.mapped_size, req->addr) ||
+	    req->size > info.mapped_size - (req->addr - info.va)) {
+		gdr_err("gdrdrv GET_INFO after pinning 0x%lx+%zu reported va 0x%llx, mapped size "
+			"%llu, which do not hold it from a 64 KiB page: the driver behind %s is not "
+			"answering sanely; reload gdrdrv, or use another backend "
+			"(GDRCOPY_BACKEND=vulkan)", req->addr, req->size, (unsigned long long)info.va,
+			(unsigned long long)info.mapped_size, st->path);
+		ret = EPROTO;
+		goto err_unpin;
+	}
 	mh->va = info.va;
 	mh->mapped_size = info.mapped_size;
 	mh->page_size = info.page_size;
@@ -296,14 +348,31 @@ err_free:
 }
 
 /*
+ * NVIDIA's gdrdrv before 2.4.4 freed a pin at UNPIN that its mapping's close then wrote to
+ * (GDRCopy #314: a kernel use-after-free, panics on Grace Hopper). 2.4.4 reports 2.4, as
+ * 2.4.0-2.4.3 do, so below 2.5 a mapped pin is unmapped before it is unpinned.
+ */
+#define GDRDRV_VERSION_UNPIN_WHILE_MAPPED ((2 << MAJOR_VERSION_SHIFT) | 5)
+
+/*
  * The driver may refuse the unpin: it goes first, so that a mapped pin is still mapped then.
  * Once unpinned, the driver has revoked the mapping (a touch raises SIGBUS); the munmap of the
- * whole of it that follows does not split a mapping, and so has nothing to fail on.
+ * whole of it that follows does not split a mapping, and so has nothing to fail on. Below
+ * GDRDRV_VERSION_UNPIN_WHILE_MAPPED the munmap goes first, and a refused unpin leaves the pin
+ * unmapped (map_va NULL tells the core).
  */
 static int gdrdrv_unpin(struct gdr *g, struct gdr_memh *mh)
 {
-	int ret = gdrdrv_unpin_ioctl(state_of(g), handle_of(mh));
+	struct gdrdrv_state *st = state_of(g);
+	int ret;
 
+	if (mh->map_va && st->version < GDRDRV_VERSION_UNPIN_WHILE_MAPPED) {
+		ret = gdr_backend_munmap(g, mh);
+		if (ret)
+			return ret;
+		mh->map_va = NULL;
+	}
+	ret = gdrdrv_unpin_ioctl(st, handle_of(mh));
 	if (ret)
 		return ret;
 	if (mh->map_va && gdr_backend_munmap(g, mh))

@@ -54,6 +54,15 @@ static struct {
 	uint32_t report_type;		/* GET_INFO_V2's mapping_type for mapped pins, if not 0 */
 	int device_ok;			/* REQ_MAPPING_TYPE(DEVICE) is granted, not refused */
 	int eintr;			/* the next commands fail with EINTR, as if interrupted */
+	/*
+	 * UNPIN_BUFFERs of a mapped pin: on NVIDIA's gdrdrv before 2.4.4 (reporting 2.4 or
+	 * less), the munmap after one writes to the freed pin (GDRCopy #314).
+	 */
+	int unpinned_mapped;
+	unsigned long positive_cmd;	/* answered 1 once, having run it if positive_runs */
+	int positive_runs;
+	uint64_t info_va_shift;		/* added to GET_INFO's va */
+	int info_size_zero;		/* GET_INFO's mapped_size is 0 */
 } fake;
 
 
@@ -81,6 +90,8 @@ static gdr_t open_driver(uint32_t version)
 	EXPECT(g, "gdr_open over gdrdrv %#x", version);
 	return g;
 }
+
+static long fake_pins(void);
 
 static int fake_count(unsigned long cmd)
 {
@@ -165,6 +176,7 @@ static int fake_command(unsigned long cmd, void *arg)
 		p = fake_pin_of(a->handle);
 		if (!p)
 			return EINVAL;
+		fake.unpinned_mapped += p->map != NULL;
 		p->used = 0;
 		return 0;
 	}
@@ -195,6 +207,9 @@ static int fake_command(unsigned long cmd, void *arg)
 			fake.unmap_at_info = 0;
 		}
 		fake_info(p, &a->va, &a->mapped_size, &a->page_size);
+		a->va += fake.info_va_shift;
+		if (fake.info_size_zero)
+			a->mapped_size = 0;
 		a->tsc_khz = 1000;
 		a->tm_cycles = 77;
 		if (cmd == GDRDRV_IOC_GET_INFO_V2) {
@@ -256,6 +271,12 @@ static int fake_ioctl(int fd, unsigned long request, void *arg)
 		fake.eintr--;
 		errno = EINTR;
 		return -1;
+	}
+	if (fd == fake.fd && request == fake.positive_cmd) {
+		fake.positive_cmd = 0;
+		if (fake.positive_runs)
+			fake_command(request, arg);
+		return 1;
 	}
 	ret = fd == fake.fd ? fake_command(request, arg) : ENOTTY;
 	if (ret) {
@@ -507,6 +528,99 @@ static int case_driver_2_4(void)
 	return TEST_PASS;
 }
 
+/*
+ * gdr_unpin_buffer of a mapped pin: below 2.5 (NVIDIA's gdrdrv before 2.4.4 reports 2.4 too) the
+ * mapping goes before the UNPIN, which would otherwise free what the munmap's close writes to
+ * (GDRCopy #314); a refused UNPIN then leaves the pin unmapped, usable and mappable again. From
+ * 2.5 the UNPIN goes first, so that a refusal leaves the mapping as it was.
+ */
+static int case_unpin_of_a_mapped_pin(void)
+{
+	static const uint32_t versions[] = { 0x20003, 0x20004, 0x20005, 0x20006 };
+	uint64_t word = 7;
+
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+		int old = versions[i] < 0x20005;
+		void *va = NULL;
+		gdr_mh_t mh;
+		gdr_t g = open_driver(versions[i]);
+
+		if (!g)
+			return 0;
+		EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh) && !gdr_map(g, mh, &va, 65536),
+		       "pin and map on %#x", versions[i]);
+		EXPECT(!gdr_unpin_buffer(g, mh) && !fake_maps(), "unpin of a mapped pin on %#x",
+		       versions[i]);
+		EXPECT(fake.unpinned_mapped == !old, "%#x: %d UNPINs of a mapped pin, want %d",
+		       versions[i], fake.unpinned_mapped, !old);
+
+		EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh) && !gdr_map(g, mh, &va, 65536),
+		       "pin and map again on %#x", versions[i]);
+		fake.fail_unpin = 1;
+		EXPECT(gdr_unpin_buffer(g, mh) == EIO, "a refused unpin on %#x", versions[i]);
+		if (old) {
+			EXPECT(!fake_maps() && gdr_copy_to_mapping(mh, va, &word, 8) == EINVAL &&
+			       gdr_unmap(g, mh, va, 65536) == EINVAL,
+			       "%#x: a refused unpin left the pin mapped", versions[i]);
+			EXPECT(!gdr_map(g, mh, &va, 65536) && !gdr_copy_to_mapping(mh, va, &word, 8),
+			       "%#x: the pin cannot be mapped again", versions[i]);
+		} else {
+			EXPECT(fake_maps() == 1 && !gdr_copy_to_mapping(mh, va, &word, 8),
+			       "%#x: a refused unpin took the mapping away", versions[i]);
+		}
+		EXPECT(!gdr_close(g), "close on %#x", versions[i]);
+	}
+	return TEST_PASS;
+}
+
+/*
+ * A driver that answers an ioctl with neither 0 nor -1, or a GET_INFO that does not hold the
+ * pin: the call fails with EPROTO, saying so, and the driver is left holding no pin (a pin that
+ * answered 1 having pinned is given back; one that wrote no handle is not unpinned at random).
+ */
+static int case_odd_answers(void)
+{
+	static const unsigned long pins[] = { GDRDRV_IOC_PIN_BUFFER_V2, GDRDRV_IOC_PIN_BUFFER };
+	char log[GDR_EXT_ERRORS_MAX] = "";
+	gdr_mh_t mh;
+	gdr_t g = open_driver(0x20006);
+
+	if (!g)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		for (int runs = 0; runs < 2; runs++) {
+			fake.positive_cmd = pins[i];
+			fake.positive_runs = runs;
+			fake.ncmds = 0;
+			gdr_ext_take_errors(NULL, 0);
+			EXPECT((i ? gdr_pin_buffer(g, GVA, 65536, 0, 0, &mh) :
+				    gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh)) == EPROTO,
+			       "a pin answered 1 (%s) is not EPROTO", runs ? "having pinned" : "");
+			gdr_ext_take_errors(log, sizeof(log));
+			EXPECT(strstr(log, "returned 1, where a gdrdrv returns 0 or -1"),
+			       "the log does not say the answer was odd: %s", log);
+			EXPECT(!fake_pins() && fake_count(GDRDRV_IOC_UNPIN_BUFFER) == runs,
+			       "%ld pins left, %d UNPINs after a pin answered 1 (%s)", fake_pins(),
+			       fake_count(GDRDRV_IOC_UNPIN_BUFFER), runs ? "pinned" : "no handle");
+		}
+	}
+	fake.info_va_shift = 65536;
+	gdr_ext_take_errors(NULL, 0);
+	EXPECT(gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh) == EPROTO && !fake_pins(),
+	       "a GET_INFO whose va is past the pin");
+	gdr_ext_take_errors(log, sizeof(log));
+	EXPECT(strstr(log, "which do not hold it"), "the log does not say why: %s", log);
+	fake.info_va_shift = 0;
+	fake.info_size_zero = 1;
+	EXPECT(gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh) == EPROTO && !fake_pins(),
+	       "a GET_INFO of mapped size 0");
+	fake.info_size_zero = 0;
+	EXPECT(!gdr_pin_buffer_v2(g, GVA, 65536, 0, &mh) && fake_pins() == 1,
+	       "a pin after the odd answers");
+	EXPECT(!gdr_close(g), "close");
+	return TEST_PASS;
+}
+
 /* 2.3 has only GET_INFO: the mapping type comes from mapped and wc_mapping. */
 static int case_driver_2_3(void)
 {
@@ -612,6 +726,11 @@ static int case_eintr(void)
 	EXPECT_ERR(gdr_map(g, mh, &va, 65536), 0);
 	EXPECT(!fake.eintr, "EINTR was not met");
 	EXPECT_ERR(gdr_unmap(g, mh, va, 65536), 0);
+	/* A driver that is interrupted for ever: the call gives up, with EINTR, and can go on. */
+	fake.eintr = 1 << 30;
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), EINTR);
+	fake.eintr = 0;
+	EXPECT_ERR(gdr_unpin_buffer(g, mh), 0);
 	EXPECT_ERR(gdr_close(g), 0);
 	return TEST_PASS;
 }
@@ -949,6 +1068,8 @@ static const struct test_case cases[] = {
 	{ "driver_2_6", case_driver_2_6 },
 	{ "driver_2_5", case_driver_2_5 },
 	{ "driver_2_4", case_driver_2_4 },
+	{ "unpin_of_a_mapped_pin", case_unpin_of_a_mapped_pin },
+	{ "odd_answers", case_odd_answers },
 	{ "driver_2_3", case_driver_2_3 },
 	{ "error_paths", case_error_paths },
 	{ "core_refusals", case_core_refusals },
