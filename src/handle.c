@@ -168,14 +168,27 @@ static void slot_free(struct gdr_handle_slot *s, uint32_t index)
 	free_head = index + 1;
 }
 
+/*
+ * The signal mask of the thread in fork() while it holds table_lock, from the prepare handler to
+ * the parent's or the child's: under table_lock. Blocked there as by every holder, or a handler
+ * that runs during the fork (after the prepare handlers that run after this one) and forks
+ * again would wait for this very thread.
+ */
+static sigset_t fork_mask;
+
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&table_lock);
+	sigset_t saved;
+
+	table_lock_take(&saved);
+	fork_mask = saved;
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&table_lock);
+	sigset_t saved = fork_mask;
+
+	table_lock_give(&saved);
 }
 
 /*
@@ -184,6 +197,8 @@ static void fork_parent(void)
  */
 static void fork_child(void)
 {
+	sigset_t saved;
+
 	for (uint32_t i = 0; i < next_unused; i++) {
 		struct gdr_handle_slot *s = slot_at(i);
 
@@ -193,7 +208,8 @@ static void fork_child(void)
 	for (int t = 0; t < GDR_MAPPING_TYPE_MAX; t++)
 		mapped_count[t] = 0;
 	set_mixed(0);
-	pthread_mutex_unlock(&table_lock);
+	saved = fork_mask;
+	table_lock_give(&saved);
 }
 
 static void fork_register(void)

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -29,8 +32,18 @@ static pthread_key_t exit_key;
 static bool exit_key_made;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+#ifdef GDR_WITH_TEST_HOOKS
+int gdr_inflight_test_membarrier_fails;
+#endif
+
 static long membarrier(int cmd)
 {
+#ifdef GDR_WITH_TEST_HOOKS
+	if (gdr_inflight_test_membarrier_fails & cmd) {
+		errno = ENOMEM;
+		return -1;
+	}
+#endif
 	return syscall(__NR_membarrier, cmd, 0, 0);
 }
 
@@ -152,14 +165,23 @@ static double now_seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Wait for r's copy, begun as s, to leave; say so once if it takes more than a second. */
+/*
+ * Wait for r's copy, begun as s, to leave; say so once if it takes more than a second. Yields at
+ * first (a copy takes microseconds), then sleeps: sched_yield gives way only to threads of the
+ * waiter's priority, and a real-time waiter on the copying thread's CPU would spin for ever.
+ */
 static void wait_for_copy(struct gdr_inflight *r, unsigned long s)
 {
+	const struct timespec nap = { .tv_nsec = 20000 };
 	double start = now_seconds();
 	bool warned = false;
 
-	while (atomic_load_explicit(&r->seq, memory_order_acquire) == s) {
-		sched_yield();
+	for (unsigned int tries = 0; atomic_load_explicit(&r->seq, memory_order_acquire) == s;
+	     tries++) {
+		if (tries < 100)
+			sched_yield();
+		else
+			nanosleep(&nap, NULL);
 		if (!warned && now_seconds() - start > 1.0) {
 			gdr_warn("unmapping: a copy under way on another thread has not finished "
 				 "after 1 s; still waiting (a copy left by longjmp, out of a signal "
@@ -167,6 +189,33 @@ static void wait_for_copy(struct gdr_inflight *r, unsigned long s)
 			warned = true;
 		}
 	}
+}
+
+/*
+ * membarrier(PRIVATE_EXPEDITED) worked at init and fails now (ENOMEM under memory pressure, a
+ * seccomp filter installed since): a fence of this thread's alone would leave a copy's
+ * announcement in its CPU's store buffer while it reads the old mapping. From now on copies
+ * fence themselves; for those already announced without a fence, MEMBARRIER_CMD_GLOBAL orders
+ * every thread of the system (it needs no registration, and takes an RCU grace period), and
+ * where that fails too, a pause lets their announcements leave their store buffers, which they
+ * do within microseconds (the one place ordering rests on time). Logged: once, as later waits
+ * find copies fencing.
+ */
+static void order_without_private_membarrier(void)
+{
+	struct timespec pause = { .tv_nsec = 1000000 };
+	int err = errno;
+	bool global;
+
+	atomic_store_explicit(&gdr_inflight_fence, 1, memory_order_seq_cst);
+	global = !membarrier(MEMBARRIER_CMD_GLOBAL);
+	if (!global)
+		nanosleep(&pause, NULL);
+	/* A warning: the unmap itself succeeds, and leaves no reason for a later failure. */
+	gdr_warn("membarrier(PRIVATE_EXPEDITED) failed while unmapping (%s): copies fence "
+		 "themselves from now on, and this unmap ordered those under way with %s",
+		 strerror(err), global ? "membarrier(GLOBAL)" :
+		 "a 1 ms pause (membarrier(GLOBAL) failed too)");
 }
 
 void gdr_inflight_wait(void)
@@ -181,9 +230,10 @@ void gdr_inflight_wait(void)
 	/* No other thread has a record; one that takes one now finds the mapping unpublished. */
 	if (!others)
 		return;
-	if (atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed) ||
+	if (!atomic_load_explicit(&gdr_inflight_fence, memory_order_relaxed) &&
 	    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED))
-		atomic_thread_fence(memory_order_seq_cst);
+		order_without_private_membarrier();
+	atomic_thread_fence(memory_order_seq_cst);
 	for (r = registry_first(); r; r = r->next) {
 		unsigned long s;
 
@@ -216,11 +266,20 @@ static void fork_child(void)
 		atomic_store_explicit(&gdr_inflight_fence, 1, memory_order_relaxed);
 }
 
-static void inflight_init(void)
+/*
+ * At load, before any thread can copy (a copy may come before any gdr_open: handle values are
+ * validated): the thread-exit hook and the fork child handler then cover every record, and
+ * exit_key is never written while a copy reads it. Not at a thread's first copy: neither
+ * pthread_once nor these calls are async-signal-safe.
+ */
+__attribute__((constructor)) static void inflight_load(void)
 {
-	/* Here, not at a thread's first copy: pthread_once is not async-signal-safe either. */
 	key_create();
 	pthread_atfork(NULL, NULL, fork_child);
+}
+
+static void inflight_init(void)
+{
 	if (membarrier_register())
 		atomic_store_explicit(&gdr_inflight_fence, 0, memory_order_relaxed);
 	else

@@ -52,6 +52,8 @@ struct gdr_inflight *gdr_inflight_register(void);
 #ifdef GDR_WITH_TEST_HOOKS
 /* Test builds only: when set, gdr_inflight_register calls it with the record it has just claimed. */
 extern void (*gdr_inflight_test_claimed)(struct gdr_inflight *r);
+/* Test builds only: membarrier commands (MEMBARRIER_CMD_* bits) that fail with ENOMEM. */
+extern int gdr_inflight_test_membarrier_fails;
 #endif
 
 /* The announcement before the table lookup: a fence only where membarrier cannot supply it. */

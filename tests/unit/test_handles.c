@@ -5,6 +5,7 @@
  * coexist.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -169,6 +170,46 @@ static void test_signal_fork_while_locked(void)
 	       "a fork from a signal handler while the handle table was locked: %s", test_reason());
 }
 
+/* Set while a fork's prepare handler (registered first, so run last) is to raise SIGUSR1. */
+static volatile sig_atomic_t raise_in_prepare;
+
+static void prepare_raising(void)
+{
+	if (raise_in_prepare) {
+		raise_in_prepare = 0;
+		raise(SIGUSR1);
+	}
+}
+
+static int fork_raising_in_prepare(void *arg)
+{
+	pid_t pid;
+
+	(void)arg;
+	signal(SIGUSR1, fork_in_handler);
+	raise_in_prepare = 1;
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	CHECK(pid > 0, "fork: %s", strerror(errno));
+	waitpid(pid, NULL, 0);
+	return TEST_PASS;
+}
+
+/*
+ * A signal arrives during a fork, after the table's prepare handler took its lock (raised by a
+ * prepare handler registered before the library's, which runs after it), and its handler forks:
+ * the lock is held with signals blocked, so the handler runs once the fork has let go of it, and
+ * its fork goes through. (Before, it waited for its own thread: a hang.)
+ */
+static void test_signal_in_fork_prepare(void)
+{
+	const struct test_child child = { .timeout_s = 2, .quick_exit = true };
+
+	EXPECT(test_child_run(&child, fork_raising_in_prepare, NULL) == TEST_PASS,
+	       "a fork from a signal handler during a fork: %s", test_reason());
+}
+
 int main(void)
 {
 	static gdr_mh_t live[LIVE];
@@ -177,6 +218,8 @@ int main(void)
 	uint8_t *gpu;
 	gdr_t g;
 
+	/* Before any of the library's: prepare handlers run newest first. */
+	pthread_atfork(prepare_raising, NULL, NULL);
 	setenv("GDRCOPY_BACKEND", "test", 1);
 	gpu = fake_gpu_alloc(65536);
 	g = gdr_open();
@@ -200,6 +243,7 @@ int main(void)
 	/* Before the many live handles below have grown the table. */
 	test_table_no_memory(g, gpu);
 	test_signal_fork_while_locked();
+	test_signal_in_fork_prepare();
 
 	/* Many live handles: all distinct, all resolvable. */
 	for (int i = 0; i < LIVE; i++)

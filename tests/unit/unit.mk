@@ -15,7 +15,8 @@ $(OBJ)/test/src/handle.o $(OBJ)/test/src/inflight.o: $(OBJ)/test/src/%.o: src/%.
 	@$(if $(Q),echo "  CC      $< (test hooks)")
 	$(Q)$(CC) $(ALL_CFLAGS) -DGDR_WITH_TEST_HOOKS -c -o $@ $<
 $(OBJ)/tests/unit/test_handles.o $(OBJ)/tests/unit/test_close_unmap_fails.o \
-	$(OBJ)/tests/unit/test_copy_signals.o: ALL_CFLAGS += -DGDR_WITH_TEST_HOOKS
+	$(OBJ)/tests/unit/test_copy_signals.o $(OBJ)/tests/unit/test_copy_announce.o: \
+	ALL_CFLAGS += -DGDR_WITH_TEST_HOOKS
 
 $(UNIT_TEST_LIB): $(UNIT_TEST_LIB_OBJS)
 	@mkdir -p $(dir $@)
