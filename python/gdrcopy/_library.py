@@ -9,7 +9,9 @@ works where it is missing and the first call says what to install.
 import ctypes
 import errno
 import os
+import threading
 
+from . import _lifetime
 from ._lifetime import Once
 from .errors import error
 
@@ -116,16 +118,29 @@ class Library:
 
     def forget_errors(self):
         """Start a call clean: drop the reasons this thread's earlier failures left."""
+        _set_aside.reasons = ""
         if self._take_errors is not None:
             self._take_errors(None, 0)
 
     def take_errors(self):
         """The library's reasons for this thread's failures since forget_errors, on one line."""
-        if self._take_errors is None:
-            return ""
-        buf = ctypes.create_string_buffer(GDR_EXT_ERRORS_MAX)
-        n = self._take_errors(buf, len(buf))
-        return "; ".join(buf.raw[:n].decode(errors="replace").splitlines())
+        taken = b""
+        if self._take_errors is not None:
+            # A release the collector runs at this allocation sets this call's reasons aside:
+            # they are read after it.
+            buf = ctypes.create_string_buffer(GDR_EXT_ERRORS_MAX)
+            n = self._take_errors(buf, len(buf))
+            taken = buf.raw[:n]
+        reasons = [getattr(_set_aside, "reasons", "")]
+        _set_aside.reasons = ""
+        reasons += taken.decode(errors="replace").splitlines()
+        return "; ".join(r for r in reasons if r)
+
+    def restore_errors(self, reasons):
+        """After a release the collector ran in this thread, which took the reasons pending
+        for the call it interrupted first (take_errors): its own dropped, those given back."""
+        self.forget_errors()
+        _set_aside.reasons = reasons
 
     def error(self, err, function, hint=""):
         """The exception for a call that returned err, with the library's reason."""
@@ -136,8 +151,12 @@ class Library:
         return error(err, function, reason, hint)
 
 
+# Reasons given back to an interrupted call (restore_errors), per thread, until taken.
+_set_aside = threading.local()
+
 # The library, loaded at the first call.
 library = Once(lambda: Library(os.environ.get(LIBRARY_ENV) or LIBRARY_NAME))
+_lifetime.loaded_library = library.made
 
 
 def runtime_version():

@@ -126,13 +126,26 @@ def closed_error(function, used, outermost=None):
     return InvalidArgument(function, what, ", then ".join(_MAKE_AGAIN[s] for s in steps))
 
 
+def loaded_library():
+    """The library once loaded, else None (_library puts its own here): see
+    _release_unless_inherited."""
+    return None
+
+
 def _release_unless_inherited(guard, release):
     if guard.inherited:
         return
+    # The collector may run this in the middle of another call of this thread, between its
+    # failure and the taking of its reasons: the release's own calls must not drop them.
+    lib = loaded_library()
+    reasons = lib.take_errors() if lib is not None else None
     try:
         release()
     except OSError:
         pass  # a finalizer has nobody to tell; the explicit close() raises
+    finally:
+        if lib is not None:
+            lib.restore_errors(reasons)
 
 
 def release_when_gone(obj, guard, release):
@@ -185,3 +198,7 @@ class Once:
             if self._value is None:
                 self._value = self._make()
             return self._value
+
+    def made(self):
+        """The value if it has been made, else None; makes nothing."""
+        return self._value

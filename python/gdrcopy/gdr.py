@@ -3,7 +3,6 @@
 
 import ctypes
 import errno
-import weakref
 
 from . import _library
 from ._lifetime import Closing, Guard, closed_error, inherited_error, release_locked_when_gone
@@ -25,7 +24,9 @@ class GdrState:
         self.lib = lib
         self.handle = handle
         self.guard = Guard()
-        self.pins = weakref.WeakSet()
+        # Held until unpinned or gdr_close: a pin whose collector's unpin failed is still pinned,
+        # and its owner must be let go after gdr_close, not with the Pin.
+        self.pins = set()
 
     def live(self, function):
         """The gdr_t, or InvalidArgument when closed or inherited. Call with the lock held."""
@@ -56,6 +57,7 @@ class GdrState:
             return None, []
         # gdr_close unmaps and unpins what is left; the Python objects only learn of it.
         pins = list(self.pins)
+        self.pins.clear()
         for pin in pins:
             pin.forget()
         handle, self.handle = self.handle, None

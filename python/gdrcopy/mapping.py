@@ -127,8 +127,9 @@ class Mapping(Closing):
         """Copy a bytes-like object (bytes, bytearray, memoryview, a NumPy array) to the GPU
         memory at offset, through gdr_copy_to_mapping. Returns the number of bytes written."""
         s = self._state
-        # A closed mapping is refused as closed (in copy()), whatever its memory.
-        if s.readonly and not s.closed:
+        # A closed mapping is refused as closed, and one made before fork() as such (in
+        # copy()), whatever its memory.
+        if s.readonly and not s.closed and not s.guard.inherited:
             raise s.readonly_error()
         if type(buffer) is bytes:  # the common case, without a call
             src, n = buffer, len(buffer)

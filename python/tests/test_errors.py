@@ -60,6 +60,30 @@ def test_a_reason_left_by_an_earlier_call_is_not_reported_again(gdr, buf):
     assert e.value.reason and left not in e.value.reason
 
 
+def test_a_release_by_the_collector_keeps_the_reasons_of_the_call_it_interrupts(gdr, buf,
+                                                                               monkeypatch):
+    # Another Gdr's pin goes between a failure and the taking of its reasons, as the collector
+    # may make it go at any allocation: its release (an unpin, which starts clean) must leave
+    # the failed call's reasons to it.
+    other = gdrcopy.open()
+    doomed = [other.pin(buf.ptr, 4096)]
+    host = ctypes.create_string_buffer(1 << 16)
+    real_buffer = ctypes.create_string_buffer
+
+    def buffer(*args):
+        if doomed:
+            doomed.pop()  # the last reference: the Pin's release runs here, in this thread
+        return real_buffer(*args)
+
+    monkeypatch.setattr(_library.ctypes, "create_string_buffer", buffer)
+    with pytest.raises(gdrcopy.InvalidArgument) as e:
+        gdr.pin(ctypes.addressof(host), len(host))
+    monkeypatch.undo()
+    assert not doomed and other._state.pins == set()
+    assert e.value.reason
+    other.close()
+
+
 def test_a_failure_the_library_gave_no_reason_for_has_none(gdr, buf, monkeypatch):
     with gdr.pin(buf) as p:
         monkeypatch.setattr(gdr._state.lib, "gdr_get_info_v2", lambda *a: errno.EIO)

@@ -179,6 +179,34 @@ def test_explicit_calls_in_a_child_never_reach_the_library(inherited, cuda):
     check_parent_still_works(inherited[3], cuda, inherited[1])
 
 
+class ReadOnly:
+    """Memory its owner marks read-only (__cuda_array_interface__'s data[1])."""
+
+    def __init__(self, b):
+        cai = dict(b.__cuda_array_interface__)
+        cai["data"] = (cai["data"][0], True)
+        self.__cuda_array_interface__ = cai
+
+
+def test_a_read_only_mapping_in_a_child_is_refused_as_inherited(gdr):
+    """The fork refusal comes first: a write to read-only memory is refused as made before
+    fork(), as every explicit call in a child is, not as read-only."""
+    b = gdrcopy.alloc(64 << 10)
+    with gdr.pin(ReadOnly(b)) as p:
+        m = p.map()
+
+        def child():
+            try:
+                m.write(b"x")
+            except OSError as e:
+                return [e.errno, str(e)]
+            return [0, ""]
+
+        err, message = in_child(child)
+        assert err == errno.EINVAL and "made before fork()" in message, message
+        m.close()
+
+
 def test_a_release_queued_in_a_child_calls_nothing(gdr, cuda):
     """A finalizer that finds the inherited Gdr's lock taken queues its release; run when the
     lock is let go, it still calls nothing."""

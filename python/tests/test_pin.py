@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import gdrcopy
+from gdrcopy import _dlpack
 
 GPU_PAGE = 1 << 16
 
@@ -244,6 +245,54 @@ def test_gdr_close_lets_owners_go_only_after_unpinning(buf, monkeypatch, mapped)
     g.close()
     assert seen == [True]
     assert alive() is None and p.closed and (m is None or m.closed)
+
+class DLPackOnly:
+    """An owner that offers DLPack alone, as a producer other than this package does."""
+
+    def __init__(self, buf):
+        self._buf = buf
+
+    def __dlpack__(self, **kwargs):
+        return self._buf.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._buf.__dlpack_device__()
+
+
+@pytest.mark.parametrize("kind", ["cuda_array_interface", "dlpack"])
+def test_a_pin_whose_collected_unpin_failed_is_ended_by_gdr_close(buf, monkeypatch, kind):
+    # The collector's unpin failed: the memory is still pinned, so its owner stays (and a
+    # DLPack producer's deleter waits) until gdr_close unpins it, and goes then.
+    g = gdrcopy.open()
+    exports = _dlpack.live_exports()
+    if kind == "cuda_array_interface":
+        owner = Owner(buf)
+        held = weakref.ref(owner)
+        p = g.pin(owner)
+        del owner
+    else:
+        p = g.pin(DLPackOnly(buf))
+
+        def held():
+            return _dlpack.live_exports() > exports
+    lib = g._state.lib
+    monkeypatch.setattr(lib, "gdr_unpin_buffer", lambda *a: errno.EIO)
+    del p
+    gc.collect()
+    monkeypatch.undo()
+    assert held()
+    seen = []
+    real_close = lib.gdr_close
+
+    def close(handle):
+        seen.append(bool(held()))
+        return real_close(handle)
+
+    monkeypatch.setattr(lib, "gdr_close", close)
+    g.close()
+    assert seen == [True] and not held()
+    assert _dlpack.live_exports() == exports
+
 
 def test_a_mapping_that_goes_is_unmapped(gdr, buf):
     with gdr.pin(buf) as p:
