@@ -328,6 +328,12 @@ static int export_allocation(const struct gdr *g, const struct gdr_cuda *cuda,
 	int ret;
 
 	res = mapping_range(cuda, req->addr, base, &range_size);
+	if (res != CUDA_SUCCESS && !cuda_refuses_memory(res) && res != CUDA_ERROR_NOT_FOUND) {
+		/* The driver failed (out of memory, a lost context): its errno, not the caller's. */
+		gdr_err("vulkan: pin 0x%lx: cuMemGetAddressRange failed: %s", req->addr,
+			gdr_cuda_strerror(cuda, res, err, sizeof(err)));
+		return gdr_cuda_errno(res);
+	}
 	if (res != CUDA_SUCCESS) {
 		gdr_err("vulkan: pin 0x%lx: not inside a CUDA allocation (cuMemGetAddressRange: %s)",
 			req->addr, gdr_cuda_strerror(cuda, res, err, sizeof(err)));

@@ -1023,7 +1023,8 @@ static int case_import_refused(void)
  * range, wrapped: past the allocation's end); dmabuf exports the pin's host pages instead. A
  * range that holds it but not in whole host pages (=2) is refused too: its offsets would map
  * from the middle of a page. A MAPPING_BASE_ADDR that does not hold it (=3) is not believed:
- * cuMemGetAddressRange's range, which does, is used instead.
+ * cuMemGetAddressRange's range, which does, is used instead. A driver that fails the lookup
+ * itself (=4: out of memory) gives its errno, ENOMEM, not EINVAL's "not CUDA memory".
  */
 static int case_bad_address_range(void)
 {
@@ -1041,11 +1042,16 @@ static int case_bad_address_range(void)
 						 "GDRCOPY_TEST_WANT_PIN=5" /* EIO */, NULL };
 	static const char *const bad_mapping_base[] = { "GDRCOPY_SIM_CUDA_BAD_RANGE=3",
 							"GDRCOPY_BACKEND=vulkan", NULL };
+	static const char *const lookup_fails[] = { "GDRCOPY_SIM_CUDA_BAD_RANGE=4",
+						    "GDRCOPY_BACKEND=vulkan",
+						    "GDRCOPY_TEST_WANT_PIN=12" /* ENOMEM */, NULL };
 
 	return expect("pin_copy", true, vulkan, "which does not hold it in whole host pages") ||
 	       expect("pin_copy", true, dmabuf, "gave a range without it") ||
 	       expect("pin_copy", true, unaligned, "which does not hold it in whole host pages") ||
-	       expect("pin_copy", true, bad_mapping_base, NULL);
+	       expect("pin_copy", true, bad_mapping_base, NULL) ||
+	       expect("pin_copy", true, lookup_fails,
+		      "cuMemGetAddressRange failed: CUDA_ERROR_OUT_OF_MEMORY");
 }
 
 /* A CUDA driver that names a device past the last for the memory: ENODEV, saying so. */

@@ -140,6 +140,9 @@ CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdevic
 
 	if (res)
 		return res;
+	/* A driver that fails the lookup itself (4): out of memory, not "no such allocation". */
+	if (sim_config()->bad_range == 4)
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (sim_nvp2p_mode() && sim_nvp2p_owns(dptr))
 		return sim_nvp2p_address_range(dptr, pbase, psize);
 	pthread_mutex_lock(&sim_lock);

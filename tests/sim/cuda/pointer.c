@@ -130,12 +130,14 @@ static CUresult attribute(const struct pointer_info *pi, CUpointer_attribute att
 		put_ptr(data, 0);
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
-		if (sim_config()->bad_range == 1 || sim_config()->bad_range == 2)
+		if (sim_config()->bad_range == 1 || sim_config()->bad_range == 2 ||
+		    sim_config()->bad_range == 4)
 			return CUDA_ERROR_INVALID_VALUE;	/* as a driver without it */
 		put_size(data, m->size);
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
-		if (sim_config()->bad_range == 1 || sim_config()->bad_range == 2)
+		if (sim_config()->bad_range == 1 || sim_config()->bad_range == 2 ||
+		    sim_config()->bad_range == 4)
 			return CUDA_ERROR_INVALID_VALUE;
 		/* 3: a broken driver's base, just past the mapping the address is in. */
 		put_ptr(data, m->va + (sim_config()->bad_range == 3 ? m->size : 0));
