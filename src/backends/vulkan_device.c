@@ -28,6 +28,9 @@ static double now_ms(void)
 
 const char *gdr_vk_result_name(VkResult r)
 {
+	/* A code this table lacks (an extension's, a newer version's): its number, per thread. */
+	static __thread char unnamed[32];
+
 	switch (r) {
 #define VK_NAME(x) case x: return #x;
 	VK_NAME(VK_SUCCESS)
@@ -45,7 +48,8 @@ const char *gdr_vk_result_name(VkResult r)
 	VK_NAME(VK_ERROR_INVALID_EXTERNAL_HANDLE)
 #undef VK_NAME
 	default:
-		return "VkResult error";
+		snprintf(unnamed, sizeof(unnamed), "VkResult %d", (int)r);
+		return unnamed;
 	}
 }
 

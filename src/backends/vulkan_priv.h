@@ -83,7 +83,10 @@ int gdr_vk_state_get(struct vk_state **out, struct gdr_why *why);
 /* gpu's VkDevice, created at the first call (thread-safe); 0 or an errno (logged). */
 int gdr_vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal);
 
-/* "VK_ERROR_OUT_OF_DEVICE_MEMORY" and the like, for log lines. */
+/*
+ * "VK_ERROR_OUT_OF_DEVICE_MEMORY" and the like, for log lines; "VkResult N" for a code without a
+ * name here (valid in the calling thread until its next call).
+ */
 const char *gdr_vk_result_name(VkResult r);
 
 /*

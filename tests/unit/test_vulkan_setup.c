@@ -1146,15 +1146,18 @@ static int case_hostile_vulkan_map_null(void)
 }
 
 /*
- * vkCreateDevice, vkAllocateMemory and vkMapMemory answer VK_INCOMPLETE, a success code none of
- * them is given, having made what they make: taken as success, with a warning (failures, before,
- * leaked a device per pin, an import per pin and a mapping).
+ * vkAllocateMemory and vkMapMemory answer VK_INCOMPLETE, and vkCreateDevice 123456, success
+ * codes none of them is given, having made what they make: taken as success, with a warning
+ * that names the code, by its number where it has no name (failures, before, leaked a device
+ * per pin, an import per pin and a mapping).
  */
 static int case_hostile_vulkan_positive_results(void)
 {
 	return hostile_vulkan("positive_results", NULL, "pin_copy",
 			      "vkAllocateMemory returned VK_INCOMPLETE, a success code the "
-			      "specification does not give it: taken as success");
+			      "specification does not give it: taken as success") ||
+	       hostile_vulkan("positive_results", NULL, "pin_copy",
+			      "vkCreateDevice returned VkResult 123456, a success code");
 }
 
 /* vkAllocateMemory succeeds with no handle: the pin fails with EIO, saying why. */

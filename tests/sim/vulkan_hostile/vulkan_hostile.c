@@ -35,6 +35,15 @@
  *   import_reuse_fd  vkAllocateMemory closes the fd it was given, as Mesa does, and fails; the
  *                    number is reused at once (as another thread's open would) by a memfd
  *                    named vk_hostile_stand_in, which must stay open
+ *   import_reopen_fd vkAllocateMemory closes the fd it was given, its number reopened on the
+ *                    same file (as any open of /dev/nvidiactl is), and fails
+ *   map_elsewhere    vkMapMemory succeeds with a pointer to the page at 4096, where nothing is
+ *                    mapped
+ *   positive_results vkAllocateMemory and vkMapMemory answer VK_INCOMPLETE, vkCreateDevice
+ *                    123456: success codes none of them is given, having made what they make
+ *   null_memory      vkAllocateMemory succeeds with no handle (the import made and freed again)
+ *   null_device_entry vkEnumeratePhysicalDevices counts one device more, its first slot
+ *                    VK_NULL_HANDLE
  *   hide=NAME        vkGetInstanceProcAddr and vkGetDeviceProcAddr give no NAME
  *
  * GDRCOPY_TEST_VK_HOSTILE may name several, separated by commas.
@@ -361,13 +370,17 @@ static VkResult VKAPI_CALL allocate_memory(VkDevice device, const VkMemoryAlloca
 	return r;
 }
 
-/* positive_results: the device made, and a success code vkCreateDevice is not given. */
+/*
+ * positive_results: the device made, and a success code vkCreateDevice is not given, one no
+ * version of the specification defines.
+ */
+#define HOSTILE_UNNAMED_SUCCESS ((VkResult)123456)
 static VkResult VKAPI_CALL create_device(VkPhysicalDevice pd, const VkDeviceCreateInfo *info,
 					 const VkAllocationCallbacks *alloc, VkDevice *out)
 {
 	VkResult r = real_create_device(pd, info, alloc, out);
 
-	return r == VK_SUCCESS ? VK_INCOMPLETE : r;
+	return r == VK_SUCCESS ? HOSTILE_UNNAMED_SUCCESS : r;
 }
 
 static void VKAPI_CALL buffer_requirements(VkDevice device, VkBuffer buffer,
