@@ -123,6 +123,27 @@ static int load_instance(struct vk_state *s, void *lib, struct gdr_why *why)
 	return 0;
 }
 
+/*
+ * More than any driver lists (NVIDIA's: about 200 device extensions, a device per GPU): a
+ * count above these is made up, and asking for memory for it would fail as "out of memory".
+ */
+#define VK_MAX_DEVICE_EXTENSIONS 4096u
+#define VK_MAX_PHYSICAL_DEVICES 1024u
+
+/*
+ * The room to ask an enumeration to fill, for the count n it reported: n, or max (with a
+ * warning) where n is beyond any driver's. The fill then answers VK_INCOMPLETE, a success.
+ */
+static uint32_t enumeration_room(uint32_t n, uint32_t max, const char *call, const char *what)
+{
+	if (n <= max)
+		return n;
+	gdr_warn("vulkan: %s reports %u %s, more than any driver has: the Vulkan driver is not "
+		 "answering sanely; reading at most %u (reinstall or update the NVIDIA driver if "
+		 "this fails)", call, n, what, max);
+	return max;
+}
+
 /* Which extensions the device lists; VK_SUCCESS, or the driver's failure to say. */
 static VkResult device_extensions(struct vk_state *s, struct vk_gpu *gpu, bool *has_fd)
 {
@@ -134,10 +155,12 @@ static VkResult device_extensions(struct vk_state *s, struct vk_gpu *gpu, bool *
 	r = s->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL, &n, NULL);
 	if (r != VK_SUCCESS)
 		return r;
-	cap = n;
+	cap = enumeration_room(n, VK_MAX_DEVICE_EXTENSIONS, "vkEnumerateDeviceExtensionProperties",
+			       "extensions");
 	props = calloc(cap ? cap : 1, sizeof(*props));
 	if (!props)
 		return VK_ERROR_OUT_OF_HOST_MEMORY;
+	n = cap;
 	r = s->vkEnumerateDeviceExtensionProperties(gpu->physical, NULL, &n, props);
 	if (r >= 0) {
 		/* A driver that reports more than it was given room for is not believed. */
@@ -327,7 +350,9 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 			    "(nvidia_icd.json), or check VK_DRIVER_FILES");
 		return ENODEV;
 	}
-	cap = npd;
+	cap = enumeration_room(npd, VK_MAX_PHYSICAL_DEVICES, "vkEnumeratePhysicalDevices",
+			       "physical devices");
+	npd = cap;
 	pds = calloc(cap, sizeof(*pds));
 	if (!pds) {
 		gdr_why_set(why, "out of memory");

@@ -1128,6 +1128,19 @@ static int case_hostile_vulkan_device_count(void)
 			      "open_fails", "no Vulkan device matches CUDA device 0");
 }
 
+/*
+ * Counts of 0xffffffff devices and extensions: the library asks for a bounded number, says so,
+ * and works (it asked for memory for them all, and failed as "out of memory, try again").
+ */
+static int case_hostile_vulkan_huge_counts(void)
+{
+	CHECK_PASS(hostile_vulkan("huge_counts", NULL, "pin_copy",
+				  "vkEnumeratePhysicalDevices reports 4294967295 physical devices, "
+				  "more than any driver has"));
+	return hostile_vulkan("huge_counts", NULL, "pin_copy",
+			      "vkEnumerateDeviceExtensionProperties reports 4294967295 extensions");
+}
+
 /* A device slot the driver counted but left VK_NULL_HANDLE is passed over, not asked about. */
 static int case_hostile_vulkan_null_device_entry(void)
 {
@@ -1312,6 +1325,7 @@ static const struct test_case cases[] = {
 	{ "hostile_vulkan_no_destroy", case_hostile_vulkan_no_destroy },
 	{ "hostile_vulkan_extension_count", case_hostile_vulkan_extension_count },
 	{ "hostile_vulkan_device_count", case_hostile_vulkan_device_count },
+	{ "hostile_vulkan_huge_counts", case_hostile_vulkan_huge_counts },
 	{ "hostile_vulkan_map_unaligned", case_hostile_vulkan_map_unaligned },
 	{ "hostile_vulkan_map_null", case_hostile_vulkan_map_null },
 	{ "hostile_vulkan_map_elsewhere", case_hostile_vulkan_map_elsewhere },

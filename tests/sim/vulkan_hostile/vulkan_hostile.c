@@ -9,6 +9,8 @@
  *   no_destroy       no vkDestroyInstance (a NULL entry point after vkCreateInstance succeeded)
  *   extension_count  vkEnumerateDeviceExtensionProperties reports 64 more than it wrote
  *   device_count     vkEnumeratePhysicalDevices reports 64 more than it wrote
+ *   huge_counts      both enumerations' counts (asked with no array) are 0xffffffff; filling
+ *                    works as the real driver's
  *   map_unaligned    vkMapMemory's pointer is 64 bytes past the one the driver gave (the spec
  *                    only promises minMemoryMapAlignment, which may be 64: not a page)
  *   map_null         vkMapMemory succeeds with a NULL pointer (the mapping is made)
@@ -209,6 +211,8 @@ static VkResult VKAPI_CALL device_extensions(VkPhysicalDevice pd, const char *la
 				props[i].extensionName[0] = 'X';
 	if (props && r >= 0 && hostile("extension_count"))
 		*n += OVERCOUNT;
+	if (!props && r == VK_SUCCESS && hostile("huge_counts"))
+		*n = 0xffffffffu;
 	if (props && r == VK_SUCCESS && hostile("incomplete"))
 		r = VK_INCOMPLETE;
 	return r;
@@ -241,6 +245,8 @@ static VkResult VKAPI_CALL physical_devices(VkInstance instance, uint32_t *n,
 		return r;
 	}
 	r = real_physical_devices(instance, n, pds);
+	if (!pds && r == VK_SUCCESS && hostile("huge_counts"))
+		*n = 0xffffffffu;
 	if (pds && r >= 0 && hostile("device_count"))
 		*n += OVERCOUNT;
 	if (pds && r == VK_SUCCESS && hostile("incomplete"))
@@ -436,13 +442,14 @@ static PFN_vkVoidFunction hostile_wrap(const char *name, PFN_vkVoidFunction next
 		return (PFN_vkVoidFunction)memory_properties;
 	}
 	if (!strcmp(name, "vkEnumerateDeviceExtensionProperties") &&
-	    (hostile("extension_count") || hostile("no_fd_extension") || hostile("incomplete"))) {
+	    (hostile("extension_count") || hostile("no_fd_extension") || hostile("incomplete") ||
+	     hostile("huge_counts"))) {
 		real_device_extensions = (PFN_vkEnumerateDeviceExtensionProperties)next;
 		return (PFN_vkVoidFunction)device_extensions;
 	}
 	if (!strcmp(name, "vkEnumeratePhysicalDevices") &&
 	    (hostile("device_count") || hostile("incomplete") || hostile("no_devices") ||
-	     hostile("null_device_entry"))) {
+	     hostile("null_device_entry") || hostile("huge_counts"))) {
 		real_physical_devices = (PFN_vkEnumeratePhysicalDevices)next;
 		return (PFN_vkVoidFunction)physical_devices;
 	}
