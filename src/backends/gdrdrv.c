@@ -121,26 +121,35 @@ static int gdrdrv_open(struct gdr *g, struct gdr_why *why)
 	if (st->fd < 0) {
 		ret = errno;
 		gdr_why_set(why, "cannot open %s: %s%s", path, strerror(ret),
-			    ret == EACCES ? " (see the module's dev_mode parameter)" : "");
+			    ret == EACCES ? ": run as a user who may open it, or load gdrdrv "
+			    "with dev_mode=0666 (its default)" :
+			    ret == ENXIO || ret == ENODEV ? ": the node is there but no gdrdrv "
+			    "answers: reload the module (rmmod gdrdrv; modprobe gdrdrv)" : "");
 		goto err_free;
 	}
 	st->fork_fd = gdr_fork_fd_hold(st->fd);
 	ret = gdrdrv_ioctl(st, GDRDRV_IOC_GET_VERSION, &ver);
 	if (ret) {
 		gdr_why_set(why, "GET_VERSION on %s failed: %s (not gdrdrv, or a gdrdrv older "
-			    "than 2.0)", path, strerror(ret));
+			    "than 2.0): check which module owns %s (lsmod | grep gdrdrv) and "
+			    "install gdrdrv 2.6, or use another backend (GDRCOPY_BACKEND=vulkan)",
+			    path, strerror(ret), path);
 		goto err_close;
 	}
 	if (ver.gdrdrv_version < MINIMUM_GDRDRV_VERSION) {
-		gdr_why_set(why, "gdrdrv %u.%u is too old: this library needs %d.%d or newer",
+		gdr_why_set(why, "gdrdrv %u.%u is too old: this library needs %d.%d or newer; "
+			    "install this release's (the gdrdrv-dkms package, or dkms install "
+			    "gdrdrv/%d.%d) and reload it (rmmod gdrdrv; modprobe gdrdrv)",
 			    ver.gdrdrv_version >> MAJOR_VERSION_SHIFT,
 			    ver.gdrdrv_version & MINOR_VERSION_MASK, MINIMUM_GDRDRV_MAJOR_VERSION,
-			    MINIMUM_GDRDRV_MINOR_VERSION);
+			    MINIMUM_GDRDRV_MINOR_VERSION, GDR_API_MAJOR_VERSION,
+			    GDR_API_MINOR_VERSION);
 		ret = ENODEV;
 		goto err_close;
 	}
 	if (ver.minimum_gdr_api_version > GDR_API_VERSION) {
-		gdr_why_set(why, "gdrdrv needs libgdrapi %u.%u or newer, this is %d.%d",
+		gdr_why_set(why, "gdrdrv needs libgdrapi %u.%u or newer, this is %d.%d: install "
+			    "the libgdrapi of the loaded gdrdrv's release",
 			    ver.minimum_gdr_api_version >> MAJOR_VERSION_SHIFT,
 			    ver.minimum_gdr_api_version & MINOR_VERSION_MASK, GDR_API_MAJOR_VERSION,
 			    GDR_API_MINOR_VERSION);

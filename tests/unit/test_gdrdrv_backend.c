@@ -371,19 +371,40 @@ static int fake_maps(void)
 
 #define GVA 0x7f0000000000ULL
 
+/* The open's errors since the last call, in log (what gdr_ext_take_errors gives). */
+static char open_log[GDR_EXT_ERRORS_MAX];
+
+static gdr_t open_logged(void)
+{
+	gdr_t g;
+
+	gdr_ext_take_errors(NULL, 0);
+	g = gdr_open();
+	gdr_ext_take_errors(open_log, sizeof(open_log));
+	return g;
+}
+
+/* Each refusal says what to do about it. */
 static int case_open_refusals(void)
 {
 	gdr_t g;
 
 	fake_reset(0x10005);
-	g = gdr_open();
+	g = open_logged();
 	EXPECT(!g, "gdr_open accepted gdrdrv 1.5");
+	EXPECT(strstr(open_log, "gdrdrv 1.5 is too old") &&
+	       strstr(open_log, "and reload it (rmmod gdrdrv; modprobe gdrdrv)"),
+	       "the refusal of gdrdrv 1.5 does not say what to do: %s", open_log);
 	if (g)
 		gdr_close(g);
 	fake_reset(0x20006);
 	fake.min_api = 0x20007;
-	g = gdr_open();
+	g = open_logged();
 	EXPECT(!g, "gdr_open accepted a gdrdrv that wants libgdrapi 2.7");
+	EXPECT(strstr(open_log, "gdrdrv needs libgdrapi 2.7 or newer") &&
+	       strstr(open_log, "install the libgdrapi of the loaded gdrdrv's release"),
+	       "the refusal of a gdrdrv that wants libgdrapi 2.7 does not say what to do: %s",
+	       open_log);
 	if (g)
 		gdr_close(g);
 	/* The limits themselves are met: the oldest gdrdrv, and one that wants this library. */

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gdrapi.h"
@@ -53,7 +55,45 @@ static int case_missing_node(void)
 
 static int case_not_gdrdrv(void)
 {
-	return expect_refusal("/dev/null", "GET_VERSION on /dev/null failed");
+	return expect_refusal("/dev/null", "GET_VERSION on /dev/null failed") ||
+	       expect_refusal("/dev/null", "check which module owns /dev/null (lsmod | grep "
+			      "gdrdrv) and install gdrdrv 2.6, or use another backend");
+}
+
+/*
+ * A node that exists but that this user may not open: what to do about it. Root may open a file
+ * of mode 0, so as root the open runs in a child that became nobody (65534) first.
+ */
+static int case_not_permitted(void)
+{
+	static const char reason[] = "Permission denied: run as a user who may open it, or load "
+				     "gdrdrv with dev_mode=0666";
+	char path[] = "/tmp/gdrdrv-unreadable-XXXXXX";
+	int fd = mkstemp(path), ret, status;
+	pid_t pid;
+
+	CHECK(fd >= 0, "mkstemp: %s", strerror(errno));
+	close(fd);
+	chmod(path, 0);
+	if (geteuid() != 0) {
+		ret = expect_refusal(path, reason);
+		unlink(path);
+		return ret;
+	}
+	pid = fork();
+	if (pid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(99);
+		_exit(expect_refusal(path, reason));
+	}
+	ret = pid > 0 && waitpid(pid, &status, 0) == pid ? status : -1;
+	unlink(path);
+	CHECK(pid > 0, "fork: %s", strerror(errno));
+	CHECK(!(WIFEXITED(ret) && WEXITSTATUS(ret) == 99), "the child could not become nobody");
+	CHECK(WIFEXITED(ret) && WEXITSTATUS(ret) == TEST_PASS,
+	      "the child that opened %s as nobody failed (status %#x; its reason above)", path,
+	      ret);
+	return TEST_PASS;
 }
 
 static int case_says_none_left(void)
@@ -65,6 +105,7 @@ static const struct test_case cases[] = {
 	{ "default_path", case_default_path },
 	{ "missing_node", case_missing_node },
 	{ "not_gdrdrv", case_not_gdrdrv },
+	{ "not_permitted", case_not_permitted },
 	{ "says_none_left", case_says_none_left },
 	{ NULL, NULL },
 };
