@@ -268,17 +268,41 @@ static int gdrdrv_pin_v2_ioctl(struct gdrdrv_state *st, const struct gdr_pin_req
 	return 0;
 }
 
+/*
+ * NVIDIA's gdrdrv before 2.4.2 (reporting 2.4 or less) handed nvidia_p2p_get_pages its page-
+ * aligned start with the caller's length, which NVIDIA's driver refuses from R555 on ("address
+ * or length are not aligned", GDRCopy #299, #305). Such a driver is given the pin in whole GPU
+ * pages, as later drivers make it themselves: the same pages are pinned, and GET_INFO reports
+ * the same va and mapped size. A range whose rounding would wrap is sent as it is (the driver
+ * refuses it).
+ */
+static void gdrdrv_pin_range(const struct gdrdrv_state *st, const struct gdr_pin_request *req,
+			     __u64 *addr, __u64 *size)
+{
+	__u64 start = req->addr & GPU_PAGE_MASK, end;
+
+	*addr = req->addr;
+	*size = req->size;
+	if (st->version >= GDRDRV_MINIMUM_VERSION_WITH_PIN_BUFFER_V2 ||
+	    __builtin_add_overflow((__u64)req->addr, (__u64)req->size, &end) ||
+	    __builtin_add_overflow(end, GPU_PAGE_SIZE - 1, &end))
+		return;
+	*addr = start;
+	*size = (end & GPU_PAGE_MASK) - start;
+}
+
 static int gdrdrv_pin_v1_ioctl(struct gdrdrv_state *st, const struct gdr_pin_request *req,
 			       uint64_t *handle)
 {
 	struct gdrdrv_pin_buffer_params p = {
-		.addr = req->addr,
-		.size = req->size,
 		.p2p_token = req->p2p_token,
 		.va_space = req->va_space,
 		.handle = GDRDRV_NO_HANDLE,
 	};
-	int ret = gdrdrv_ioctl(st, GDRDRV_IOC_PIN_BUFFER, &p);
+	int ret;
+
+	gdrdrv_pin_range(st, req, &p.addr, &p.size);
+	ret = gdrdrv_ioctl(st, GDRDRV_IOC_PIN_BUFFER, &p);
 
 	if (ret) {
 		gdr_err("gdrdrv PIN_BUFFER of 0x%lx+%zu failed: %s%s", req->addr, req->size,

@@ -550,6 +550,63 @@ static int case_driver_2_4(void)
 }
 
 /*
+ * Below 2.5 (NVIDIA's gdrdrv before 2.4.2 reports 2.4 too) a pin reaches the driver in whole GPU
+ * pages, which NVIDIA's driver from R555 on requires and those drivers did not make (GDRCopy
+ * #299, #305); from 2.5, as the caller gave it, in either command. What the caller sees is the
+ * same: info.va and mapped_size are those of the pages that hold the range.
+ */
+static int case_pins_in_whole_pages_below_2_5(void)
+{
+	static const struct { uint32_t version; int rounds; } drivers[] = {
+		{ 0x20003, 1 }, { 0x20004, 1 }, { 0x20005, 0 }, { 0x20006, 0 },
+	};
+	static const struct { uint64_t offset, size, pages; } ranges[] = {
+		{ 0x1008, 8, 1 }, { 0xfff8, 16, 2 }, { 0, 65536, 1 }, { 0x10, 0x1fff0, 2 },
+	};
+
+	for (size_t d = 0; d < sizeof(drivers) / sizeof(drivers[0]); d++) {
+		for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++) {
+			for (int legacy = 0; legacy < 2; legacy++) {
+				uint64_t addr = GVA + ranges[r].offset, size = ranges[r].size;
+				uint64_t want_addr = drivers[d].rounds ? GVA : addr;
+				uint64_t want_size = drivers[d].rounds ? ranges[r].pages * 65536 :
+						     size;
+				gdr_info_t info = { 0 };
+				gdr_mh_t mh;
+				int ret;
+				gdr_t g = open_driver(drivers[d].version);
+
+				if (!g)
+					return 0;
+				ret = legacy ? gdr_pin_buffer(g, addr, size, 0, 0, &mh) :
+					       gdr_pin_buffer_v2(g, addr, size, 0, &mh);
+				EXPECT(!ret, "gdrdrv %#x: pin of %#llx+%llu: %s", drivers[d].version,
+				       (unsigned long long)addr, (unsigned long long)size,
+				       strerror(ret));
+				EXPECT(fake.pins[0].addr == want_addr &&
+				       fake.pins[0].size == want_size,
+				       "gdrdrv %#x, %s: pin of %#llx+%llu reached the driver as "
+				       "%#llx+%llu, not %#llx+%llu", drivers[d].version,
+				       legacy ? "gdr_pin_buffer" : "gdr_pin_buffer_v2",
+				       (unsigned long long)addr, (unsigned long long)size,
+				       (unsigned long long)fake.pins[0].addr,
+				       (unsigned long long)fake.pins[0].size,
+				       (unsigned long long)want_addr,
+				       (unsigned long long)want_size);
+				EXPECT(!ret && !gdr_get_info(g, mh, &info) && info.va == GVA &&
+				       info.mapped_size == ranges[r].pages * 65536,
+				       "gdrdrv %#x: info of %#llx+%llu: va %#llx, mapped size %llu",
+				       drivers[d].version, (unsigned long long)addr,
+				       (unsigned long long)size, (unsigned long long)info.va,
+				       (unsigned long long)info.mapped_size);
+				EXPECT_ERR(gdr_close(g), 0);
+			}
+		}
+	}
+	return TEST_PASS;
+}
+
+/*
  * gdr_unpin_buffer of a mapped pin: below 2.5 (NVIDIA's gdrdrv before 2.4.4 reports 2.4 too) the
  * mapping goes before the UNPIN, which would otherwise free what the munmap's close writes to
  * (GDRCopy #314); a refused UNPIN then leaves the pin unmapped, usable and mappable again. From
@@ -1089,6 +1146,7 @@ static const struct test_case cases[] = {
 	{ "driver_2_6", case_driver_2_6 },
 	{ "driver_2_5", case_driver_2_5 },
 	{ "driver_2_4", case_driver_2_4 },
+	{ "pins_in_whole_pages_below_2_5", case_pins_in_whole_pages_below_2_5 },
 	{ "unpin_of_a_mapped_pin", case_unpin_of_a_mapped_pin },
 	{ "odd_answers", case_odd_answers },
 	{ "driver_2_3", case_driver_2_3 },
