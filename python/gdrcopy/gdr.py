@@ -131,10 +131,14 @@ class Gdr(Closing):
         gives a Pin whose Mapping refuses writes."""
         found = device_range(obj, size)
         state = self._state
+        # The library writes mh only when the pin succeeded: an exception after that (a
+        # KeyboardInterrupt between two bytecodes, out of memory) before the PinState is
+        # registered leaves a pin nothing would end before gdr_close, so it is ended here.
+        mh = _library.gdr_mh_t()
+        pin_state = None
         try:
             with state.guard:
                 handle = state.live("gdr_pin_buffer_v2")
-                mh = _library.gdr_mh_t()
                 state.lib.forget_errors()
                 ret = state.lib.gdr_pin_buffer_v2(handle, found.ptr, found.size, 0,
                                                   ctypes.byref(mh))
@@ -143,6 +147,10 @@ class Gdr(Closing):
                 pin_state = PinState(state, mh, found)
                 state.pins.add(pin_state)
         except BaseException:
+            if mh.h and (pin_state is None or pin_state not in state.pins):
+                with state.guard:
+                    if state.handle is not None:
+                        state.lib.gdr_unpin_buffer(state.handle, mh)
             found.release()
             raise
         return Pin(self, pin_state)

@@ -322,6 +322,23 @@ def test_objects_that_go_release_what_they_hold(sim, drop):
     assert sim.counters()["handle_refs"] == before + (0 if drop == "everything" else 1)
 
 
+def test_an_exception_after_the_native_pin_unpins(sim, gdr, buf, monkeypatch):
+    # A KeyboardInterrupt that lands once gdr_pin_buffer_v2 has pinned, before the Pin exists:
+    # the library's pin is ended at once, not left to gdr_close.
+    before = sim.counters()["handle_refs"]
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gdrcopy.gdr, "PinState", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        gdr.pin(buf)
+    monkeypatch.undo()
+    assert sim.counters()["handle_refs"] == before
+    assert not gdr._state.pins
+    gdr.pin(buf).close()
+
+
 def test_a_finalizer_whose_unpin_fails_stays_quiet(gdr, buf, monkeypatch, capsys):
     # The collector's release has nobody to tell, and gdr_close unpins what is left: a failed
     # unpin must not print a traceback into whatever the program was doing.
