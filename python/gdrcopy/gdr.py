@@ -7,6 +7,7 @@ import errno
 from . import _library
 from ._lifetime import Closing, Guard, closed_error, inherited_error, release_locked_when_gone
 from ._ranges import device_range
+from .errors import GdrError
 from .pin import Pin, PinState
 
 _VULKAN_PIN_HINT = ("from Python: allocate with gdrcopy.alloc(), or let PyTorch allocate with "
@@ -132,8 +133,9 @@ class Gdr(Closing):
         found = device_range(obj, size)
         state = self._state
         # The library writes mh only when the pin succeeded: an exception after that (a
-        # KeyboardInterrupt between two bytecodes, out of memory) before the PinState is
-        # registered leaves a pin nothing would end before gdr_close, so it is ended here.
+        # KeyboardInterrupt between two bytecodes, out of memory) leaves a pin the caller never
+        # gets a Pin for, which nothing would end before gdr_close: it is ended here, by its
+        # PinState where one was registered (which then lets the memory's owner go).
         mh = _library.gdr_mh_t()
         pin_state = None
         try:
@@ -146,14 +148,19 @@ class Gdr(Closing):
                     raise state.lib.error(ret, "gdr_pin_buffer_v2", self._pin_hint(ret, handle))
                 pin_state = PinState(state, mh, found)
                 state.pins.add(pin_state)
+            return Pin(self, pin_state)
         except BaseException:
-            if mh.h and (pin_state is None or pin_state not in state.pins):
-                with state.guard:
-                    if state.handle is not None:
+            with state.guard:
+                if pin_state is not None and pin_state in state.pins:
+                    try:
+                        pin_state.release_locked()
+                    except GdrError:
+                        pass    # left to gdr_close, as a finalizer's failed unpin is
+                else:
+                    if mh.h and state.handle is not None:
                         state.lib.gdr_unpin_buffer(state.handle, mh)
-            found.release()
+                    found.release()
             raise
-        return Pin(self, pin_state)
 
     def _pin_hint(self, ret, handle):
         if ret != errno.ENOTSUP:

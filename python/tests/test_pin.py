@@ -339,6 +339,27 @@ def test_an_exception_after_the_native_pin_unpins(sim, gdr, buf, monkeypatch):
     gdr.pin(buf).close()
 
 
+def test_an_exception_after_the_pin_is_registered_ends_it(sim, gdr, monkeypatch):
+    # The same, landing once the PinState is registered (here: in Pin()): the pin is ended as
+    # its finalizer would end it, and the memory's owner let go once, by it.
+    b = gdrcopy.alloc(4096)
+    before = sim.counters()["handle_refs"]
+    owner = weakref.ref(b)
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gdrcopy.gdr, "Pin", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        gdr.pin(b)
+    monkeypatch.undo()
+    assert sim.counters()["handle_refs"] == before
+    assert not gdr._state.pins
+    del b
+    gc.collect()
+    assert owner() is None
+
+
 def test_a_finalizer_whose_unpin_fails_stays_quiet(gdr, buf, monkeypatch, capsys):
     # The collector's release has nobody to tell, and gdr_close unpins what is left: a failed
     # unpin must not print a traceback into whatever the program was doing.
