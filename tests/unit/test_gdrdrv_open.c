@@ -89,7 +89,9 @@ static int case_not_permitted(void)
 	ret = pid > 0 && waitpid(pid, &status, 0) == pid ? status : -1;
 	unlink(path);
 	CHECK(pid > 0, "fork: %s", strerror(errno));
-	CHECK(!(WIFEXITED(ret) && WEXITSTATUS(ret) == 99), "the child could not become nobody");
+	if (WIFEXITED(ret) && WEXITSTATUS(ret) == 99)
+		return test_skip("root here cannot become nobody (setuid 65534 refused: no "
+				 "CAP_SETUID?), and root may open a file of mode 0");
 	CHECK(WIFEXITED(ret) && WEXITSTATUS(ret) == TEST_PASS,
 	      "the child that opened %s as nobody failed (status %#x; its reason above)", path,
 	      ret);
