@@ -71,25 +71,29 @@ class PinState:
             if ret:
                 raise g.lib.error(ret, "gdr_get_info_v2")
             map_size = raw.mapped_size
-            ret = g.lib.gdr_map(handle, self.mh, ctypes.byref(va), map_size)
-            if ret:
-                raise g.lib.error(ret, "gdr_map")
-            ret = g.lib.gdr_get_info_v2(handle, self.mh, ctypes.byref(raw))
-            if ret:
-                e = g.lib.error(ret, "gdr_get_info_v2")
-                g.lib.gdr_unmap(handle, self.mh, va, map_size)
-                raise e
-            # The mapping starts at info.va, the GPU page holding the pinned address; copies
-            # are checked against the pin's size, so that must lie within what was mapped.
-            offset = self.found.ptr - raw.va
-            if offset < 0 or offset + self.found.size > min(map_size, raw.mapped_size):
-                g.lib.gdr_unmap(handle, self.mh, va, map_size)
-                raise GdrError(errno.EIO, "gdr_map", f"the library mapped {map_size} bytes "
-                               f"from {raw.va:#x} ({raw.mapped_size} after mapping), which do "
-                               f"not hold the pin's {self.found.size} bytes at "
-                               f"{self.found.ptr:#x}", "report this library's behaviour")
-            self.mapping = MappingState(self, va.value, map_size, va.value + offset,
-                                        self.found.size, MappingType(raw.mapping_type))
+            # The library writes va only when it mapped: whatever fails or lands (a
+            # KeyboardInterrupt) after that, before the MappingState exists, unmaps.
+            try:
+                ret = g.lib.gdr_map(handle, self.mh, ctypes.byref(va), map_size)
+                if ret:
+                    raise g.lib.error(ret, "gdr_map")
+                ret = g.lib.gdr_get_info_v2(handle, self.mh, ctypes.byref(raw))
+                if ret:
+                    raise g.lib.error(ret, "gdr_get_info_v2")
+                # The mapping starts at info.va, the GPU page holding the pinned address;
+                # copies are checked against the pin's size, which must lie within the mapping.
+                offset = self.found.ptr - raw.va
+                if offset < 0 or offset + self.found.size > min(map_size, raw.mapped_size):
+                    raise GdrError(errno.EIO, "gdr_map", f"the library mapped {map_size} "
+                                   f"bytes from {raw.va:#x} ({raw.mapped_size} after mapping), "
+                                   f"which do not hold the pin's {self.found.size} bytes at "
+                                   f"{self.found.ptr:#x}", "report this library's behaviour")
+                self.mapping = MappingState(self, va.value, map_size, va.value + offset,
+                                            self.found.size, MappingType(raw.mapping_type))
+            except BaseException:
+                if va.value and self.mapping is None:
+                    g.lib.gdr_unmap(handle, self.mh, va, map_size)
+                raise
             return self.mapping
 
     def unmap_locked(self, mapping):
@@ -185,7 +189,14 @@ class Pin(Closing):
 
     def map(self):
         """Map the pin into this process (gdr_map): a Mapping of [ptr, ptr + size)."""
-        return Mapping(self, self._state.map())
+        state = self._state.map()
+        try:
+            return Mapping(self, state)
+        except BaseException:
+            # No Mapping was returned for it (a KeyboardInterrupt landed): unmapped, not left
+            # for a map() that would answer "already mapped".
+            state.unmap()
+            raise
 
     def close(self):
         """Unmap if mapped, then unpin (gdr_unpin_buffer). On failure the pin stays."""

@@ -360,6 +360,26 @@ def test_an_exception_after_the_pin_is_registered_ends_it(sim, gdr, monkeypatch)
     assert owner() is None
 
 
+@pytest.mark.parametrize("where", ["MappingState", "Mapping"])
+def test_an_exception_inside_map_unmaps(gdr, buf, monkeypatch, where):
+    # A KeyboardInterrupt that lands once gdr_map has mapped, before the Mapping is returned:
+    # the mapping is undone, so the next map() works (it answered EAGAIN, "already mapped").
+    import gdrcopy.pin as pin_module
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    with gdr.pin(buf) as p:
+        monkeypatch.setattr(pin_module, where, interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            p.map()
+        monkeypatch.undo()
+        assert not p.info.mapped
+        with p.map() as m:
+            m.write(b"ok")
+            assert m.read(2) == b"ok"
+
+
 def test_a_finalizer_whose_unpin_fails_stays_quiet(gdr, buf, monkeypatch, capsys):
     # The collector's release has nobody to tell, and gdr_close unpins what is left: a failed
     # unpin must not print a traceback into whatever the program was doing.
