@@ -19,6 +19,13 @@
  * with its own choice of routine and with each load routine of this CPU installed as its choice
  * (bench_forced.h), which says which routine sees a change soonest at each size.
  *
+ * Then the same methods read a word the GPU keeps changing (kernels.cu: gdr_count_u32 stores
+ * 1, 2, 3, ... to it back to back), EXCHANGES reads back to back per round: the time per read,
+ * and how many reads returned the value the read before returned. A read that reaches the GPU
+ * sees a new value (the word changes many times during a round trip); one answered by a request
+ * an earlier read made, or by a buffer inside the CPU, repeats. This says which back-to-back
+ * figures of bench_copy_impls are fresh reads and which are not.
+ *
  * ROUNDS rounds of EXCHANGES each per method, the methods in an order rotated each round; the
  * first exchange of each round (which waits for the partner to start) is not counted. Prints a
  * markdown table: the round trip (median, 99th percentile and maximum over every exchange
@@ -49,6 +56,8 @@
 #define POLL_BYTES (64 * 1024)
 #define PING_OFFSET 0
 #define PONG_OFFSET 4096	/* its own line, and its own 4 KiB of the BAR */
+#define COUNTER_OFFSET 8192	/* the moving word, with RECORD_MAX bytes after it */
+#define STOP_OFFSET 12288	/* the moving word's writer stops when this is not 0 */
 #define POLLS_PER_CLOCK 64u	/* a look at the clock (for the timeout) every that many polls */
 #define RECORD_MAX 256		/* the largest record polled whole */
 #define MAX_METHODS 64
@@ -97,8 +106,17 @@ static const struct method singles[] = {
 static const size_t record_sizes[] = { 64, 128, 256 };
 #define NRECORD_SIZES (sizeof(record_sizes) / sizeof(record_sizes[0]))
 
+/* A method's reads of the moving word, over every round. */
+struct moving {
+	double *ns_per_read;	/* a round's time over its reads */
+	double *repeat_pct;	/* a round's reads that returned the value of the read before, % */
+	size_t n;
+	unsigned long backwards;	/* reads that returned an older value than the read before */
+};
+
 static struct method methods[MAX_METHODS];
 static struct result results[MAX_METHODS];
+static struct moving moving[MAX_METHODS];
 static size_t nmethods;
 /* One table per load routine of this CPU, for the records. */
 static struct gdr_copy_table routine_tables[MAX_METHODS];
@@ -269,6 +287,130 @@ static double quantile(double *v, size_t n, double p)
 	return v[i < n ? i : n - 1];
 }
 
+/* The moving word's writer where no kernel runs: the same loop as gdr_count_u32. */
+static void *cpu_count(void *arg)
+{
+	struct bar *b = arg;
+	volatile uint32_t *counter = (volatile uint32_t *)(b->va + COUNTER_OFFSET);
+	const volatile uint32_t *stop = (const volatile uint32_t *)(b->va + STOP_OFFSET);
+	uint32_t i = 0;
+
+	do {
+		for (int k = 0; k < 256; k++)
+			*counter = ++i;
+	} while (!*stop);
+	return NULL;
+}
+
+/* One round of reads of the moving word with method m. */
+static void moving_round(struct bar *b, const struct method *m, struct moving *mv,
+			 uint32_t reads)
+{
+	const struct gdr_copy_table *table = &b->auto_t;
+	const void *word = b->va + COUNTER_OFFSET;
+	unsigned long repeats = 0;
+	uint32_t prev, v;
+	double t0;
+
+	if (m->how == LIBRARY_NO_FENCE)
+		table = &b->no_fence_t;
+	else if (m->table)
+		table = m->table;
+	gdr_copy_table_install(table);
+	prev = poll_read(b, m, word);
+	t0 = gpu_now_ns();
+	for (uint32_t i = 0; i < reads; i++) {
+		v = poll_read(b, m, word);
+		if (v == prev)
+			repeats++;
+		else if ((int32_t)(v - prev) < 0)
+			mv->backwards++;
+		prev = v;
+	}
+	mv->ns_per_read[mv->n] = (gpu_now_ns() - t0) / reads;
+	mv->repeat_pct[mv->n++] = 100.0 * (double)repeats / reads;
+	gdr_copy_table_install(&b->auto_t);
+}
+
+/*
+ * The moving word's table: starts its writer, says how fast it changes the word, runs every
+ * method's rounds, stops the writer. -1 if the writer could not be run or stopped.
+ */
+static int run_moving(struct bar *b, int rounds, uint32_t reads, double *per_us)
+{
+	const volatile uint32_t *word = (const volatile uint32_t *)(b->va + COUNTER_OFFSET);
+	pthread_t thread;
+	uint32_t v0, v1;
+	double t0, t1;
+
+	bar_store(b, COUNTER_OFFSET, 0);
+	bar_store(b, STOP_OFFSET, 0);
+	if (b->kernels) {
+		CUresult res = gpu_kernel_count_start(b->dev + COUNTER_OFFSET,
+						      b->dev + STOP_OFFSET);
+
+		if (res) {
+			printf("launching gdr_count_u32 failed (CUresult %d): check the GPU with "
+			       "build/tests/gpu/test_gpu_vulkan, which launches the same kernels\n",
+			       (int)res);
+			return -1;
+		}
+	} else if ((errno = pthread_create(&thread, NULL, cpu_count, b))) {
+		printf("pthread_create of the counting thread failed: %s\n", strerror(errno));
+		return -1;
+	}
+	/* Until the writer has started; then its rate over 10 ms. */
+	t0 = gpu_now_ns();
+	while (!*word && gpu_now_ns() - t0 < 5e9)
+		;
+	v0 = *word;
+	t0 = gpu_now_ns();
+	usleep(10000);
+	v1 = *word;
+	t1 = gpu_now_ns();
+	*per_us = (double)(uint32_t)(v1 - v0) / ((t1 - t0) / 1e3);
+	for (int r = 0; r < rounds; r++)
+		for (size_t i = 0; i < nmethods; i++) {
+			size_t k = (i + (size_t)r * 5) % nmethods;
+
+			if (!results[k].skipped)
+				moving_round(b, &methods[k], &moving[k], reads);
+		}
+	bar_store(b, STOP_OFFSET, 1);
+	if (b->kernels && cu->cuCtxSynchronize()) {
+		printf("cuCtxSynchronize after gdr_count_u32 failed: the GPU thread did not end\n");
+		return -1;
+	}
+	if (!b->kernels)
+		pthread_join(thread, NULL);
+	return 0;
+}
+
+static void report_moving(int rounds, uint32_t reads, double per_us, const struct bar *b)
+{
+	printf("\nReading a word %s keeps changing (%.0f changes per us; bench_poll's kernel "
+	       "gdr_count_u32), back to back: %d rounds of %u reads per method. Median over the "
+	       "rounds of the time per read, and of the reads that returned the same value as the "
+	       "read before (a read that reaches the GPU sees a new value; one answered by an "
+	       "earlier read's request or inside the CPU repeats it); \"backwards\": reads that "
+	       "returned an older value than the read before, over every round.\n\n",
+	       b->kernels ? "a GPU thread" : "a CPU thread", per_us, rounds, reads);
+	printf("| method | us per read, back to back | repeated the read before, %% | "
+	       "backwards |\n");
+	printf("| --- | --- | --- | --- |\n");
+	for (size_t k = 0; k < nmethods; k++) {
+		struct moving *mv = &moving[k];
+
+		if (results[k].skipped || !mv->n) {
+			printf("| %s | - | - | - |\n", methods[k].name);
+			continue;
+		}
+		printf("| %s | %.3f | %.1f | %lu |\n", methods[k].name,
+		       quantile(mv->ns_per_read, mv->n, 0.5) / 1e3,
+		       quantile(mv->repeat_pct, mv->n, 0.5), mv->backwards);
+	}
+}
+
 static int usage(const char *prog)
 {
 	fprintf(stderr,
@@ -350,6 +492,7 @@ static void add_methods(const struct gdr_copy_table *auto_t, unsigned int cpu)
 int main(int argc, char **argv)
 {
 	int rounds = 21, timeout_ms = 50, opt, failed = 0, movdir64b, have_g26;
+	double per_us = 0;
 	uint32_t exchanges = 2000;
 	struct bench_bar bb;
 	unsigned int cpu;
@@ -400,7 +543,9 @@ int main(int argc, char **argv)
 		res->skipped = (m->needs & cpu) != m->needs || (m->how == GDRCOPY26 && !have_g26);
 		res->rt_us = calloc((size_t)rounds * exchanges, sizeof(double));
 		res->polls = calloc((size_t)rounds * exchanges, sizeof(double));
-		if (!res->rt_us || !res->polls) {
+		moving[k].ns_per_read = calloc((size_t)rounds, sizeof(double));
+		moving[k].repeat_pct = calloc((size_t)rounds, sizeof(double));
+		if (!res->rt_us || !res->polls || !moving[k].ns_per_read || !moving[k].repeat_pct) {
 			printf("out of memory\n");
 			return 1;
 		}
@@ -418,7 +563,12 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (run_moving(&b, rounds, exchanges, &per_us)) {
+		printf("the moving word's writer could not run: stopping\n");
+		return 1;
+	}
 	report(rounds, exchanges, timeout_ms, &b);
+	report_moving(rounds, exchanges, per_us, &b);
 	for (size_t k = 0; k < nmethods; k++) {
 		struct result *res = &results[k];
 
@@ -429,6 +579,8 @@ int main(int argc, char **argv)
 		}
 		free(res->rt_us);
 		free(res->polls);
+		free(moving[k].ns_per_read);
+		free(moving[k].repeat_pct);
 	}
 	if (have_g26)
 		gdrcopy26_unmap(b.g26_mh);

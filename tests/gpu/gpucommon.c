@@ -160,7 +160,7 @@ void gpu_vmm_free(struct gpu_vmm *m)
 static struct {
 	bool tried, ok;
 	const char *why;
-	CUfunction fill, check, echo;
+	CUfunction fill, check, echo, count;
 	PFN_cuLaunchKernel_v4000 launch;
 } k;
 
@@ -186,7 +186,8 @@ bool gpu_kernels_available(const char **why)
 	k.why = "cuModuleGetFunction failed";
 	if (get(&k.fill, mod, "gdr_fill_u32") != CUDA_SUCCESS ||
 	    get(&k.check, mod, "gdr_check_u32") != CUDA_SUCCESS ||
-	    get(&k.echo, mod, "gdr_echo_u32") != CUDA_SUCCESS)
+	    get(&k.echo, mod, "gdr_echo_u32") != CUDA_SUCCESS ||
+	    get(&k.count, mod, "gdr_count_u32") != CUDA_SUCCESS)
 		goto out;
 	k.ok = true;
 	k.why = NULL;
@@ -235,6 +236,13 @@ CUresult gpu_kernel_echo_start(CUdeviceptr ping, CUdeviceptr pong, uint32_t iter
 	void *args[] = { &ping, &pong, &iters };
 
 	return k.launch(k.echo, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
+}
+
+CUresult gpu_kernel_count_start(CUdeviceptr counter, CUdeviceptr stop)
+{
+	void *args[] = { &counter, &stop };
+
+	return k.launch(k.count, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
 }
 
 double gpu_now_ns(void)

@@ -70,5 +70,10 @@ CUresult gpu_kernel_check(CUdeviceptr p, size_t n, uint32_t seed, unsigned long 
  * *ping has reached iters. The caller synchronizes (cuCtxSynchronize) once it has.
  */
 CUresult gpu_kernel_echo_start(CUdeviceptr ping, CUdeviceptr pong, uint32_t iters);
+/*
+ * Start one GPU thread that stores 1, 2, 3, ... to *counter (kernels.cu: gdr_count_u32) and
+ * return; it runs until *stop is not 0. The caller synchronizes once it has stored that.
+ */
+CUresult gpu_kernel_count_start(CUdeviceptr counter, CUdeviceptr stop);
 
 #endif

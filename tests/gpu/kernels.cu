@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Kernels for the tier-3 programs: write a pattern into GPU memory, count where it differs, or
-// answer a CPU's pings (bench_poll).
+// Kernels for the tier-3 programs: write a pattern into GPU memory, count where it differs,
+// answer a CPU's pings or keep changing a word (bench_poll).
 // Built with nvcc into a fatbin that the tests load with cuModuleLoadData (no cudart).
 #include <stdint.h>
 
@@ -37,4 +37,17 @@ extern "C" __global__ void gdr_echo_u32(const volatile uint32_t *ping, volatile 
             ;
         *pong = i;
     }
+}
+
+// bench_poll's moving word, one thread: stores 1, 2, 3, ... to *counter back to back until the
+// CPU stores a non-zero *stop, which it reads only every 256 stores so that the stores are not
+// spaced out by reads. Volatile stores go to L2, where the BAR's reads land.
+extern "C" __global__ void gdr_count_u32(volatile uint32_t *counter, const volatile uint32_t *stop)
+{
+    uint32_t i = 0;
+
+    do {
+        for (int k = 0; k < 256; k++)
+            *counter = ++i;
+    } while (!*stop);
 }
