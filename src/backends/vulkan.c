@@ -126,7 +126,7 @@ static int create_dedicated_buffer(struct vk_gpu *gpu, VkDeviceSize size, VkBuff
 
 	if (!gdr_vk_made(r, "vkCreateBuffer") || !*buffer) {
 		gdr_err("vulkan: vkCreateBuffer(%llu bytes) for a dedicated import failed (%s%s)",
-			(unsigned long long)size, gdr_vk_result_name(r),
+			(unsigned long long)size, GDR_VK_RESULT(r),
 			r >= 0 ? ", but no buffer: the Vulkan driver is not answering sanely; update "
 			"the NVIDIA driver, or use another backend (GDRCOPY_BACKEND=gdrdrv)" : "");
 		*buffer = VK_NULL_HANDLE;
@@ -184,14 +184,14 @@ static int import_fd(struct vk_gpu *gpu, int fd, struct vk_pin *pin)
 		gdr_err("vulkan: vkAllocateMemory importing the CUDA allocation's fd returned %s "
 			"but no memory: the Vulkan driver is not answering sanely; update the NVIDIA "
 			"driver, or use another backend (GDRCOPY_BACKEND=gdrdrv)",
-			gdr_vk_result_name(r));
+			GDR_VK_RESULT(r));
 		ret = EIO;
 		fd = -1;
 		goto err_destroy_buffer;
 	}
 	if (r < 0) {
 		gdr_err("vulkan: vkAllocateMemory importing the CUDA allocation's fd (%llu bytes) "
-			"failed (%s)%s", (unsigned long long)pin->alloc_size, gdr_vk_result_name(r),
+			"failed (%s)%s", (unsigned long long)pin->alloc_size, GDR_VK_RESULT(r),
 			r == VK_ERROR_INVALID_EXTERNAL_HANDLE ? ": the Vulkan driver cannot import "
 			"this CUDA memory (are libcuda and the Vulkan ICD from the same NVIDIA "
 			"driver?); use the gdrdrv backend" : "");
@@ -535,7 +535,7 @@ static int vulkan_map(struct gdr *g, struct gdr_memh *mh, size_t size, int flags
 	if (!gdr_vk_made(r, "vkMapMemory")) {
 		gdr_err("vulkan: vkMapMemory(%llu bytes at %llu) failed (%s)",
 			(unsigned long long)len, (unsigned long long)pin->offset,
-			gdr_vk_result_name(r));
+			GDR_VK_RESULT(r));
 		return r == VK_ERROR_MEMORY_MAP_FAILED ? ENOMEM : vk_errno(r);
 	}
 	if (!p) {

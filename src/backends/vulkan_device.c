@@ -26,11 +26,8 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-const char *gdr_vk_result_name(VkResult r)
+const char *gdr_vk_result_name(VkResult r, char buf[GDR_VK_RESULT_LEN])
 {
-	/* A code this table lacks (an extension's, a newer version's): its number, per thread. */
-	static __thread char unnamed[32];
-
 	switch (r) {
 #define VK_NAME(x) case x: return #x;
 	VK_NAME(VK_SUCCESS)
@@ -48,8 +45,9 @@ const char *gdr_vk_result_name(VkResult r)
 	VK_NAME(VK_ERROR_INVALID_EXTERNAL_HANDLE)
 #undef VK_NAME
 	default:
-		snprintf(unnamed, sizeof(unnamed), "VkResult %d", (int)r);
-		return unnamed;
+		/* A code this table lacks (an extension's, a newer version's): its number. */
+		snprintf(buf, GDR_VK_RESULT_LEN, "VkResult %d", (int)r);
+		return buf;
 	}
 }
 
@@ -57,7 +55,7 @@ bool gdr_vk_made(VkResult r, const char *call)
 {
 	if (r > 0)
 		gdr_warn("vulkan: %s returned %s, a success code the specification does not give "
-			 "it: taken as success", call, gdr_vk_result_name(r));
+			 "it: taken as success", call, GDR_VK_RESULT(r));
 	return r >= 0;
 }
 
@@ -99,7 +97,7 @@ static int load_instance(struct vk_state *s, void *lib, struct gdr_why *why)
 	if (!gdr_vk_made(r, "vkCreateInstance") || !s->instance) {
 		gdr_why_set(why, "vkCreateInstance failed (%s%s): no usable Vulkan driver; install "
 			    "the NVIDIA driver's Vulkan ICD (nvidia_icd.json, needs libglvnd) or "
-			    "point VK_DRIVER_FILES at it", gdr_vk_result_name(r),
+			    "point VK_DRIVER_FILES at it", GDR_VK_RESULT(r),
 			    r >= 0 ? ", but no instance" : "");
 		s->instance = VK_NULL_HANDLE;
 		return ENODEV;
@@ -241,7 +239,7 @@ static void check_gpu(struct vk_state *s, struct vk_gpu *gpu, int ordinal, const
 	if (r != VK_SUCCESS) {
 		gdr_why_set(&gpu->why, "Vulkan device %s (CUDA device %d): "
 			    "vkEnumerateDeviceExtensionProperties failed (%s)%s", name, ordinal,
-			    gdr_vk_result_name(r),
+			    GDR_VK_RESULT(r),
 			    gdr_vk_out_of_memory(r) ? ": out of memory, try again" : "");
 		return;
 	}
@@ -373,7 +371,7 @@ static int survey(struct vk_state *s, struct gdr_why *why)
 	return ENODEV;
 
 err_enumerate:
-	gdr_why_set(why, "vkEnumeratePhysicalDevices failed (%s)%s", gdr_vk_result_name(r),
+	gdr_why_set(why, "vkEnumeratePhysicalDevices failed (%s)%s", GDR_VK_RESULT(r),
 		    gdr_vk_out_of_memory(r) ?
 		    ": out of memory, try again" : ": the Vulkan driver cannot list its devices; "
 		    "check the NVIDIA driver's Vulkan ICD");
@@ -545,7 +543,7 @@ static int vk_gpu_create(struct vk_state *s, struct vk_gpu *gpu, int ordinal)
 	if (!gdr_vk_made(r, "vkCreateDevice") || !gpu->device) {
 		gpu->device = VK_NULL_HANDLE;
 		gdr_err("vulkan: vkCreateDevice for CUDA device %d failed (%s%s)", ordinal,
-			gdr_vk_result_name(r), r >= 0 ? ", but no device: the Vulkan driver is not "
+			GDR_VK_RESULT(r), r >= 0 ? ", but no device: the Vulkan driver is not "
 			"answering sanely; update the NVIDIA driver, or use another backend "
 			"(GDRCOPY_BACKEND=gdrdrv)" : "");
 		return r >= 0 ? EIO : gdr_vk_out_of_memory(r) ? ENOMEM : ENODEV;

@@ -84,10 +84,13 @@ int gdr_vk_state_get(struct vk_state **out, struct gdr_why *why);
 int gdr_vk_gpu_open(struct vk_state *s, struct vk_gpu *gpu, int ordinal);
 
 /*
- * "VK_ERROR_OUT_OF_DEVICE_MEMORY" and the like, for log lines; "VkResult N" for a code without a
- * name here (valid in the calling thread until its next call).
+ * "VK_ERROR_OUT_OF_DEVICE_MEMORY" and the like, for log lines; "VkResult N", written to buf, for
+ * a code without a name here. GDR_VK_RESULT(r) gives it a buffer of the enclosing block's (the
+ * library keeps no thread-local storage: it would make it need the dynamic loader's TLS calls).
  */
-const char *gdr_vk_result_name(VkResult r);
+#define GDR_VK_RESULT_LEN 32
+const char *gdr_vk_result_name(VkResult r, char buf[GDR_VK_RESULT_LEN]);
+#define GDR_VK_RESULT(r) gdr_vk_result_name((r), (char[GDR_VK_RESULT_LEN]){ 0 })
 
 /*
  * Whether a call that makes something (vkCreate*, vkAllocateMemory, vkMapMemory) made it: every
