@@ -14,7 +14,8 @@
  * Methods: the library's read of 4 and 64 bytes (gdr_copy_from_mapping, which ends with
  * GDRCopy 2.6's store fence) and the same read without that fence (the table the benchmarks
  * install, copy_impl.h); GDRCopy 2.6's call (gdrcopy26_copy.c); a plain 4-byte load; 16-, 32-
- * and 64-byte streaming loads (MOVNTDQA) alone, each followed by an sfence, or by an lfence.
+ * and 64-byte streaming loads (MOVNTDQA) alone, each followed by an sfence, by an lfence (16
+ * bytes) or by an mfence (16 and 32 bytes).
  * Then a record polled whole: the library reading 64, 128 and 256 bytes that begin with pong,
  * with its own choice of routine and with each load routine of this CPU installed as its choice
  * (bench_forced.h), which says which routine sees a change soonest at each size.
@@ -63,7 +64,7 @@
 #define MAX_METHODS 64
 
 enum how { LIBRARY, LIBRARY_NO_FENCE, GDRCOPY26, PLAIN, STREAM16, STREAM32, STREAM64 };
-enum fence { NO_FENCE, SFENCE, LFENCE };
+enum fence { NO_FENCE, SFENCE, LFENCE, MFENCE };
 
 struct method {
 	char name[64];
@@ -98,7 +99,9 @@ static const struct method singles[] = {
 	{ "16-byte streaming load + sfence", STREAM16, 16, SFENCE, GDR_CPU_SSE41, 0, NULL, 0 },
 	{ "16-byte streaming load + lfence", STREAM16, 16, LFENCE, GDR_CPU_SSE41, 0, NULL, 0 },
 	{ "32-byte streaming load", STREAM32, 32, NO_FENCE, GDR_CPU_AVX2, 0, NULL, 0 },
+	{ "16-byte streaming load + mfence", STREAM16, 16, MFENCE, GDR_CPU_SSE41, 0, NULL, 0 },
 	{ "32-byte streaming load + sfence", STREAM32, 32, SFENCE, GDR_CPU_AVX2, 0, NULL, 0 },
+	{ "32-byte streaming load + mfence", STREAM32, 32, MFENCE, GDR_CPU_AVX2, 0, NULL, 0 },
 	{ "64-byte streaming load", STREAM64, 64, NO_FENCE, GDR_CPU_AVX512F, 0, NULL, 0 },
 	{ "64-byte streaming load + sfence", STREAM64, 64, SFENCE, GDR_CPU_AVX512F, 0, NULL, 0 },
 };
@@ -136,6 +139,8 @@ static inline void after_load(enum fence f)
 		__asm__ volatile("sfence" : : : "memory");
 	else if (f == LFENCE)
 		__asm__ volatile("lfence" : : : "memory");
+	else if (f == MFENCE)
+		__asm__ volatile("mfence" : : : "memory");
 }
 
 /* The raw loads, in assembly so that this file needs no ISA flags; pong is 64-byte aligned. */
