@@ -322,15 +322,17 @@ def test_objects_that_go_release_what_they_hold(sim, drop):
     assert sim.counters()["handle_refs"] == before + (0 if drop == "everything" else 1)
 
 
+def _interrupted(*args):
+    """Stands for a step of pin() or map() that a KeyboardInterrupt lands in."""
+    raise KeyboardInterrupt
+
+
 def test_an_exception_after_the_native_pin_unpins(sim, gdr, buf, monkeypatch):
     # A KeyboardInterrupt that lands once gdr_pin_buffer_v2 has pinned, before the Pin exists:
     # the library's pin is ended at once, not left to gdr_close.
     before = sim.counters()["handle_refs"]
 
-    def interrupted(*args):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(gdrcopy.gdr, "PinState", interrupted)
+    monkeypatch.setattr(gdrcopy.gdr, "PinState", _interrupted)
     with pytest.raises(KeyboardInterrupt):
         gdr.pin(buf)
     monkeypatch.undo()
@@ -346,10 +348,7 @@ def test_an_exception_after_the_pin_is_registered_ends_it(sim, gdr, monkeypatch)
     before = sim.counters()["handle_refs"]
     owner = weakref.ref(b)
 
-    def interrupted(*args):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(gdrcopy.gdr, "Pin", interrupted)
+    monkeypatch.setattr(gdrcopy.gdr, "Pin", _interrupted)
     with pytest.raises(KeyboardInterrupt):
         gdr.pin(b)
     monkeypatch.undo()
@@ -366,11 +365,8 @@ def test_an_exception_inside_map_unmaps(gdr, buf, monkeypatch, where):
     # the mapping is undone, so the next map() works (it answered EAGAIN, "already mapped").
     import gdrcopy.pin as pin_module
 
-    def interrupted(*args):
-        raise KeyboardInterrupt
-
     with gdr.pin(buf) as p:
-        monkeypatch.setattr(pin_module, where, interrupted)
+        monkeypatch.setattr(pin_module, where, _interrupted)
         with pytest.raises(KeyboardInterrupt):
             p.map()
         monkeypatch.undo()
